@@ -1,0 +1,35 @@
+# Everything runs from the project venv; `make test` is the README's test command.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+# Stamp: reinstall only when pyproject.toml changes, not on every `make test`.
+STAMP := $(VENV)/.graphrun-installed
+
+.PHONY: venv demo test bench lint typecheck clean
+
+venv: $(STAMP)
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $@
+
+demo: venv
+	$(PY) -m examples.demo
+
+test: venv
+	$(PY) -m pytest -q
+
+bench: venv
+	$(PY) -m bench
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+typecheck: venv
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Temporal activities of graphrun, installed as graphrun.activities."""

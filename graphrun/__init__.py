@@ -1,0 +1,39 @@
+"""graphrun: LangGraph-style graphs (state, nodes, edges, interrupt) run durably on Temporal.
+
+In-process, a compiled graph is a drop-in for LangGraph's. Serve the same graph
+with `graphrun.worker.create_worker` and call it with `graphrun.client.GraphClient`.
+"""
+
+from graphrun.channels import Overwrite
+from graphrun.errors import (EmptyInputError, GraphRecursionError, GraphrunError,
+                             GraphValidationError, InvalidResumeError, InvalidUpdateError,
+                             NodeFailedError)
+from graphrun.graph import StateGraph
+from graphrun.local import CompiledStateGraph, InMemorySaver, MemorySaver
+from graphrun.runner import interrupt
+from graphrun.types import (END, START, Command, Interrupt, PregelTask, RetryPolicy, Send,
+                            StateSnapshot)
+
+__all__ = [
+    "END",
+    "START",
+    "Command",
+    "CompiledStateGraph",
+    "EmptyInputError",
+    "GraphRecursionError",
+    "GraphValidationError",
+    "GraphrunError",
+    "InMemorySaver",
+    "Interrupt",
+    "InvalidResumeError",
+    "InvalidUpdateError",
+    "MemorySaver",
+    "NodeFailedError",
+    "Overwrite",
+    "PregelTask",
+    "RetryPolicy",
+    "Send",
+    "StateGraph",
+    "StateSnapshot",
+    "interrupt",
+]

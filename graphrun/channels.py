@@ -1,0 +1,197 @@
+"""Channels: where a step's writes land. Pure; each restores from plain data.
+
+Each channel class is both a spec (built once at compile time) and, through
+`restore(saved)`, a live instance for one step. `save()` returns plain data
+(or `MISSING`, for "no value"), which is what checkpoints hold.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from graphrun.errors import InvalidUpdateError
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+
+
+class Channel:
+    """Base class. Subclasses hold their value in `self.value`."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.value: Any = MISSING
+
+    def restore(self, saved: Any = MISSING) -> "Channel":
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.value = self._initial() if saved is MISSING else self._load(saved)
+        return new
+
+    def _initial(self) -> Any:
+        return MISSING
+
+    def _load(self, saved: Any) -> Any:
+        return saved
+
+    def save(self) -> Any:
+        return self.value
+
+    def is_available(self) -> bool:
+        return self.value is not MISSING
+
+    def get(self) -> Any:
+        return self.value
+
+    def update(self, values: Sequence[Any], *, step: int = -1,
+               nodes: Sequence[str] = ()) -> bool:
+        """Apply one step's writes; return True if the channel changed."""
+        raise NotImplementedError
+
+    def consume(self) -> bool:
+        """Called when a task triggered by this channel runs; True if it changed."""
+        return False
+
+
+class LastValue(Channel):
+    """Holds the last value written; two writes in one step are an error."""
+
+    def update(self, values: Sequence[Any], *, step: int = -1,
+               nodes: Sequence[str] = ()) -> bool:
+        if not values:
+            return False
+        if len(values) > 1:
+            who = f" (from {', '.join(repr(n) for n in nodes)})" if nodes else ""
+            raise InvalidUpdateError(
+                f"channel '{self.key}' got {len(values)} writes in step {step}{who} "
+                f"but is LastValue. Declare it Annotated[<type>, operator.add] (or "
+                f"another reducer) to merge concurrent writes.",
+                channel=self.key, step=step, nodes=nodes,
+            )
+        self.value = values[-1]
+        return True
+
+
+class BinaryOperatorAggregate(Channel):
+    """Folds every write into the value with a pure `reducer(old, new)`."""
+
+    def __init__(self, key: str, reducer: Callable[[Any, Any], Any],
+                 initial: Callable[[], Any] | None = None) -> None:
+        super().__init__(key)
+        self.reducer = reducer
+        self.initial = initial
+
+    def _initial(self) -> Any:
+        if self.initial is None:
+            return MISSING
+        try:
+            return self.initial()
+        except Exception:  # a type with no zero value, e.g. a custom class
+            return MISSING
+
+    def update(self, values: Sequence[Any], *, step: int = -1,
+               nodes: Sequence[str] = ()) -> bool:
+        if not values:
+            return False
+        for v in values:
+            if isinstance(v, Overwrite):
+                self.value = v.value
+            elif self.value is MISSING:
+                self.value = v
+            else:
+                self.value = self.reducer(self.value, v)
+        return True
+
+
+class EphemeralValue(Channel):
+    """Holds a value for the one step after it was written (edge triggers)."""
+
+    def update(self, values: Sequence[Any], *, step: int = -1,
+               nodes: Sequence[str] = ()) -> bool:
+        if not values:
+            if self.value is MISSING:
+                return False
+            self.value = MISSING
+            return True
+        self.value = values[-1]
+        return True
+
+
+class Topic(Channel):
+    """Collects every write of a step (the queue of `Send` packets)."""
+
+    def _initial(self) -> Any:
+        return []
+
+    def _load(self, saved: Any) -> Any:
+        return list(saved)
+
+    def save(self) -> Any:
+        return list(self.value) if self.value else MISSING
+
+    def is_available(self) -> bool:
+        return bool(self.value)
+
+    def update(self, values: Sequence[Any], *, step: int = -1,
+               nodes: Sequence[str] = ()) -> bool:
+        changed = bool(self.value)
+        self.value = list(values)
+        return changed or bool(values)
+
+
+class NamedBarrierValue(Channel):
+    """Available once every named source has written (the `add_edge([a, b], c)` join)."""
+
+    def __init__(self, key: str, names: Sequence[str]) -> None:
+        super().__init__(key)
+        self.names = frozenset(names)
+
+    def _initial(self) -> Any:
+        return set()
+
+    def _load(self, saved: Any) -> Any:
+        return set(saved)
+
+    def save(self) -> Any:
+        return sorted(self.value) if self.value else MISSING
+
+    def is_available(self) -> bool:
+        return self.value == self.names
+
+    def get(self) -> Any:
+        return None
+
+    def update(self, values: Sequence[Any], *, step: int = -1,
+               nodes: Sequence[str] = ()) -> bool:
+        changed = False
+        for v in values:
+            if v in self.names and v not in self.value:
+                self.value.add(v)
+                changed = True
+        return changed
+
+    def consume(self) -> bool:
+        if self.value == self.names:
+            self.value = set()
+            return True
+        return False
+
+
+class Overwrite:
+    """Write `value` to a reducer channel as-is, bypassing the reducer."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Overwrite(value={self.value!r})"

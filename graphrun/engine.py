@@ -1,0 +1,653 @@
+"""The superstep, as plain functions over channels, and `Run`, the loop both drivers share.
+
+A driver does three things: build a `Run`, execute the tasks it hands out
+(in-process, or as Temporal activities), and give the results back:
+
+    run = Run(graph, thread, input, clock=clock)
+    while tasks := run.next_tasks():
+        run.finish_step([execute(run.call_for(t)) for t in tasks])
+    run.output()   # values, plus "__interrupt__" when paused
+
+Everything here is deterministic: ids are xxhash digests of the thread id, the
+checkpoint sequence number, the step and the task path; the only time is the
+`clock` the driver passes in (workflow.now() on Temporal). No I/O.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from xxhash import xxh3_128_hexdigest
+
+from graphrun.channels import MISSING, Channel
+from graphrun.errors import (EmptyInputError, GraphRecursionError, InvalidResumeError)
+from graphrun.graph import GraphSpec
+from graphrun.types import (END, INTERRUPT, NS_END, NS_SEP, PULL, PUSH, START, TASKS, Command,
+                            Interrupt, PendingTask, PregelTask, Send, StateSnapshot)
+
+Write = tuple[str, Any]
+
+
+# -- ids ---------------------------------------------------------------------
+def checkpoint_id(thread_id: str, seq: int) -> str:
+    """Unique per thread and per checkpoint ever made, and the same on replay."""
+    return xxh3_128_hexdigest(f"checkpoint:{thread_id}:{seq}".encode())
+
+
+def task_id(checkpoint: str, ns: str, step: int, name: str, kind: str, key: Any) -> str:
+    return xxh3_128_hexdigest(f"{checkpoint}\x00{ns}\x00{step}\x00{name}\x00{kind}\x00{key}"
+                              .encode())
+
+
+def interrupt_id(task_ns: str, answered: int) -> str:
+    """LangGraph's rule: the task namespace's hash, suffixed by the answers so far."""
+    return xxh3_128_hexdigest((f"{task_ns}{NS_SEP}{answered}" if answered else task_ns).encode())
+
+
+def is_interrupt_id(key: Any) -> bool:
+    return isinstance(key, str) and len(key) == 32 and all(c in "0123456789abcdef" for c in key)
+
+
+# -- plain data ----------------------------------------------------------------
+@dataclass
+class Checkpoint:
+    """A thread's state between two supersteps, as plain data."""
+
+    id: str
+    step: int
+    source: str  # input | loop | update | fork
+    channel_values: dict[str, Any]
+    channel_versions: dict[str, int]
+    versions_seen: dict[str, dict[str, int]]
+    parent_id: str | None
+    created_at: str
+    writes: dict[str, Any] | None = None
+    # Outcomes of the tasks of the next step that already ran (pending writes).
+    pending: dict[str, PendingTask] = field(default_factory=dict)
+    # A resume Command's update/goto, applied before the next step.
+    null_writes: list[Write] = field(default_factory=list)
+
+
+@dataclass
+class Thread:
+    """All a thread is: its checkpoints (oldest first) and how many were ever made."""
+
+    thread_id: str
+    checkpoints: list[Checkpoint] = field(default_factory=list)
+    seq: int = 0
+    max_history: int | None = None
+
+    @property
+    def head(self) -> Checkpoint | None:
+        return self.checkpoints[-1] if self.checkpoints else None
+
+    def get(self, checkpoint: str | None) -> Checkpoint | None:
+        if checkpoint is None:
+            return self.head
+        for c in reversed(self.checkpoints):
+            if c.id == checkpoint:
+                return c
+        raise InvalidResumeError(
+            f"thread '{self.thread_id}' has no checkpoint {checkpoint!r}. Use an id from "
+            f"get_state_history().")
+
+    def append(self, make: Callable[[str], Checkpoint]) -> Checkpoint:
+        ckpt = make(checkpoint_id(self.thread_id, self.seq))
+        self.seq += 1
+        self.checkpoints.append(ckpt)
+        if self.max_history and len(self.checkpoints) > self.max_history:
+            del self.checkpoints[: len(self.checkpoints) - self.max_history]
+        return ckpt
+
+
+@dataclass(frozen=True)
+class Task:
+    """One node run planned for a step: plain data, no callables."""
+
+    id: str
+    name: str
+    path: tuple[Any, ...]
+    triggers: tuple[str, ...]
+    input: Any
+    ns: str
+    step: int
+
+
+@dataclass
+class TaskCall:
+    """What the runner needs to run a task: the task and its answers so far."""
+
+    task: Task
+    resume: list[Any] = field(default_factory=list)
+    null_resume: Any = MISSING
+    nested: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TaskResult:
+    """A task's outcome. Interrupts are data here, never exceptions."""
+
+    task_id: str
+    writes: list[Write] = field(default_factory=list)
+    update: Any = None  # what the node returned (for 'updates' streams and metadata)
+    interrupts: list[Interrupt] = field(default_factory=list)
+    resume: list[Any] = field(default_factory=list)
+    nested: dict[str, Any] = field(default_factory=dict)
+    error: dict[str, str] | None = None
+    exception: BaseException | None = field(default=None, compare=False)
+    invalid_resume: str | None = None
+
+
+# -- the superstep as functions -----------------------------------------------
+def restore_channels(graph: GraphSpec, ckpt: Checkpoint | None) -> dict[str, Channel]:
+    saved = ckpt.channel_values if ckpt else {}
+    return {k: ch.restore(saved.get(k, MISSING)) for k, ch in graph.channels.items()}
+
+
+def save_channels(channels: Mapping[str, Channel]) -> dict[str, Any]:
+    out = {}
+    for k, ch in channels.items():
+        v = ch.save()
+        if v is not MISSING:
+            out[k] = v
+    return out
+
+
+def read_values(channels: Mapping[str, Channel], keys: Iterable[str]) -> dict[str, Any]:
+    return {k: channels[k].get() for k in keys if channels[k].is_available()}
+
+
+def values_with_pending(graph: GraphSpec, channels: Mapping[str, Channel],
+                        ckpt: Checkpoint | None) -> dict[str, Any]:
+    """State values plus the writes of this step's finished tasks (what LangGraph shows)."""
+    done = [p for _, p in sorted((ckpt.pending if ckpt else {}).items())
+            if p.status == "done"]
+    if not done:
+        return read_values(channels, graph.output_keys)
+    grouped: dict[str, list[Any]] = {}
+    for p in done:
+        for k, v in p.writes:
+            if k in graph.state_keys:
+                grouped.setdefault(k, []).append(v)
+    view = dict(channels)
+    for k, vs in grouped.items():
+        ch = channels[k].restore(channels[k].save())
+        try:
+            ch.update(vs)
+        except Exception:
+            continue
+        view[k] = ch
+    return read_values(view, graph.output_keys)
+
+
+def prepare_tasks(graph: GraphSpec, ckpt: Checkpoint, channels: Mapping[str, Channel],
+                  parent_ns: str = "") -> list[Task]:
+    """The tasks of the step after `ckpt`: Send packets first, then triggered nodes."""
+    step = ckpt.step + 1
+    tasks: list[Task] = []
+
+    def make(name: str, kind: str, key: Any, triggers: tuple[str, ...], arg: Any) -> Task:
+        tid = task_id(ckpt.id, parent_ns, step, name, kind, key)
+        ns = f"{parent_ns}{NS_SEP}{name}{NS_END}{tid}" if parent_ns else f"{name}{NS_END}{tid}"
+        return Task(id=tid, name=name, path=(kind, key), triggers=triggers, input=arg,
+                    ns=ns, step=step)
+
+    sends = channels[TASKS].get() if channels[TASKS].is_available() else []
+    for i, packet in enumerate(sends):
+        if packet.node not in graph.nodes or packet.node == START:
+            continue
+        tasks.append(make(packet.node, PUSH, i, (PUSH,), packet.arg))
+    state = None
+    for name, triggers in sorted(graph.triggers.items()):
+        seen = ckpt.versions_seen.get(name, {})
+        if any(channels[c].is_available() and ckpt.channel_versions.get(c, 0) > seen.get(c, 0)
+               for c in triggers):
+            if name == START:
+                arg = channels[START].get()
+            else:
+                if state is None:
+                    state = read_values(channels, graph.state_keys)
+                arg = state
+            tasks.append(make(name, PULL, name, triggers, arg))
+    return tasks
+
+
+def apply_writes(graph: GraphSpec, ckpt: Checkpoint, channels: dict[str, Channel],
+                 tasks: Sequence[tuple[Task | None, Sequence[Write]]], step: int) -> set[str]:
+    """Merge a step's writes in canonical order (task path), bumping versions.
+
+    Mutates `ckpt.channel_versions`, `ckpt.versions_seen` and `channels`.
+    """
+    ordered = sorted(tasks, key=lambda tw: _path_key(tw[0]))
+    for task, _ in ordered:
+        if task is not None:
+            seen = ckpt.versions_seen.setdefault(task.name, {})
+            for chan in task.triggers:
+                if chan in ckpt.channel_versions:
+                    seen[chan] = ckpt.channel_versions[chan]
+    next_version = max(ckpt.channel_versions.values(), default=0) + 1
+    updated: set[str] = set()
+    for task, _ in ordered:
+        for chan in task.triggers if task else ():
+            if chan in channels and channels[chan].consume():
+                ckpt.channel_versions[chan] = next_version
+    grouped: dict[str, list[Any]] = {}
+    writers: dict[str, list[str]] = {}
+    for task, writes in ordered:
+        for chan, value in writes:
+            if chan in channels:
+                grouped.setdefault(chan, []).append(value)
+                writers.setdefault(chan, []).append(task.name if task else "input")
+    for chan, values in grouped.items():
+        if channels[chan].update(values, step=step, nodes=writers[chan]):
+            ckpt.channel_versions[chan] = next_version
+            updated.add(chan)
+    if any(task is not None and task.triggers for task, _ in ordered):
+        # Edge triggers and Send packets last one step: clear the ones not rewritten.
+        for chan, ch in channels.items():
+            if chan not in updated and ch.is_available() and ch.update([]):
+                ckpt.channel_versions[chan] = next_version
+                updated.add(chan)
+    return updated
+
+
+def _path_key(task: Task | None) -> tuple[Any, ...]:
+    if task is None:
+        return ("",)
+    kind, key = task.path
+    return (kind, str(key).zfill(10) if isinstance(key, int) else str(key))
+
+
+def should_interrupt(ckpt: Checkpoint, nodes: Sequence[str], tasks: Sequence[Task]) -> bool:
+    """A static breakpoint fires once per change of state (LangGraph's rule)."""
+    if not nodes:
+        return False
+    seen = ckpt.versions_seen.get(INTERRUPT, {})
+    changed = any(v > seen.get(c, 0) for c, v in ckpt.channel_versions.items())
+    return changed and any(t.name != START and ("*" in nodes or t.name in nodes)
+                           for t in tasks)
+
+
+def pending_interrupts(ckpt: Checkpoint | None) -> dict[str, Interrupt]:
+    """Unanswered interrupts of the thread's head, by id, in task order."""
+    if ckpt is None:
+        return {}
+    return {i.id: i for p in ckpt.pending.values() if p.status == "interrupted"
+            for i in p.interrupts}
+
+
+# -- the loop -----------------------------------------------------------------
+class Run:
+    """One invocation of a graph on a thread, as a plain state machine.
+
+    It mutates `thread` as the run goes: new checkpoints are appended after each
+    step, and on a pause the head checkpoint records what already ran. Errors in
+    the input (a bad resume, say) are raised before anything changes.
+    """
+
+    def __init__(self, graph: GraphSpec, thread: Thread, input: Any, *,
+                 clock: Callable[[], str], checkpoint: str | None = None,
+                 recursion_limit: int = 25, ns: str = "", null_resume: Any = MISSING,
+                 resume_map: Mapping[str, Any] | None = None,
+                 checkpointer: bool = True) -> None:
+        self.graph = graph
+        self.thread = thread
+        self.clock = clock
+        self.ns = ns
+        self.recursion_limit = recursion_limit
+        self.steps = 0
+        self.status = "running"
+        self.interrupts: list[Interrupt] = []
+        self.events: list[tuple[str, Any]] = []
+        self.failed: list[TaskResult] = []
+        self.resume_map: dict[str, Any] = dict(resume_map or {})
+        self.null_resume = null_resume
+        self._tasks: list[Task] = []
+        self._done: dict[str, TaskResult] = {}
+        base = thread.get(checkpoint)
+        if checkpoint is not None and base is not None and base is not thread.head:
+            base = self._fork(base, dropping_answers=not (
+                isinstance(input, Command) and input.resume is not None))
+        self.channels = restore_channels(graph, base)
+        self.ckpt = base
+        if base is not None and base.null_writes:
+            apply_writes(graph, base, self.channels, [(None, base.null_writes)], base.step)
+        self._start(input, checkpointer)
+
+    # -- starting -----------------------------------------------------------
+    def _fork(self, base: Checkpoint, *, dropping_answers: bool) -> Checkpoint:
+        pending = {} if dropping_answers else copy.deepcopy(base.pending)
+        return self.thread.append(lambda cid: dataclasses.replace(
+            copy.deepcopy(base), id=cid, source="fork", parent_id=base.id,
+            created_at=self.clock(), pending=pending, writes=None))
+
+    def _start(self, input: Any, checkpointer: bool) -> None:
+        g, ckpt = self.graph, self.ckpt
+        if isinstance(input, Command):
+            if input.graph == Command.PARENT:
+                raise InvalidResumeError("Command(graph=PARENT) can only be returned by a node.")
+            writes: list[Write] = []
+            if input.resume is not None:
+                if not checkpointer:
+                    raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
+                self._check_resume(input.resume)
+            if input.update is not None:
+                writes += g.update_to_writes("input", input.update)
+            writes += goto_writes(g, input.gotos())
+            if input.resume is None and not writes:
+                raise EmptyInputError("Received empty Command input")
+            if ckpt is None:
+                raise InvalidResumeError(
+                    f"thread '{self.thread.thread_id}' has no checkpoint to apply a Command "
+                    f"to. Invoke it with input first.")
+            if writes:
+                ckpt.null_writes = [*ckpt.null_writes, *writes]
+                apply_writes(g, ckpt, self.channels, [(None, writes)], ckpt.step)
+            self._resuming()
+        elif input is None:
+            if ckpt is None:
+                raise EmptyInputError(
+                    f"thread '{self.thread.thread_id}' has no checkpoint to continue, and the "
+                    f"input is None. Invoke it with the graph's input.")
+            self._resuming()
+        else:
+            start_writes = [(START, input)]
+            if ckpt is not None:
+                # New input on a paused thread drops the unfinished tasks (LangGraph).
+                stale = prepare_tasks(g, ckpt, self.channels, self.ns)
+                apply_writes(g, ckpt, self.channels,
+                             [*((t, ()) for t in stale), (None, start_writes)], ckpt.step)
+            else:
+                empty = Checkpoint(id="", step=-2, source="input", channel_values={},
+                                   channel_versions={}, versions_seen={}, parent_id=None,
+                                   created_at="")
+                apply_writes(g, empty, self.channels, [(None, start_writes)], -1)
+                ckpt = empty
+            self._commit(ckpt, source="input", step=ckpt.step + 1, writes={START: input})
+
+    def _check_resume(self, resume: Any) -> None:
+        pending = pending_interrupts(self.ckpt)
+        strict = self.graph.strict_resume
+        if isinstance(resume, dict) and resume and all(is_interrupt_id(k) for k in resume):
+            unknown = [k for k in resume if k not in pending]
+            if strict and unknown:
+                raise InvalidResumeError(
+                    f"interrupt id {unknown[0]!r} is not pending on thread "
+                    f"'{self.thread.thread_id}'. Pending: {sorted(pending) or 'none'}. "
+                    f"A stale or duplicated answer is refused so it cannot answer a later "
+                    f"question.", pending_ids=sorted(pending))
+            self.resume_map.update(resume)
+            return
+        if len(pending) > 1:
+            raise InvalidResumeError(
+                "When there are multiple pending interrupts, you must specify the interrupt "
+                "id when resuming: Command(resume={interrupt_id: value, ...}). Pending: "
+                f"{sorted(pending)}", pending_ids=sorted(pending))
+        if not pending and strict:
+            state = "has finished" if self.ckpt is not None else "was never started"
+            raise InvalidResumeError(
+                f"thread '{self.thread.thread_id}' has no pending interrupt to resume: it "
+                f"{state if self.ckpt is None or not self._has_next() else 'is not paused at an interrupt()'}"
+                f". Invoke it with new input instead (or compile with strict_resume=False "
+                f"to ignore such resumes).")
+        self.null_resume = resume
+
+    def _has_next(self) -> bool:
+        assert self.ckpt is not None
+        return bool(prepare_tasks(self.graph, self.ckpt, self.channels, self.ns))
+
+    def _resuming(self) -> None:
+        assert self.ckpt is not None
+        self.ckpt.versions_seen[INTERRUPT] = dict(self.ckpt.channel_versions)
+        self.events.append(("values", read_values(self.channels, self.graph.output_keys)))
+
+    # -- the step loop -----------------------------------------------------
+    def next_tasks(self) -> list[Task]:
+        """The tasks to execute now; empty when the run has finished or paused."""
+        if self.status != "running":
+            return []
+        assert self.ckpt is not None
+        ckpt = self.ckpt
+        tasks = prepare_tasks(self.graph, ckpt, self.channels, self.ns)
+        if not tasks:
+            self.status = "done"
+            return []
+        if self.steps >= self.recursion_limit:
+            raise GraphRecursionError(
+                f"Recursion limit of {self.recursion_limit} reached without hitting a stop "
+                f"condition. Raise it with config={{'recursion_limit': N}} or check the "
+                f"graph for an endless loop.")
+        if should_interrupt(ckpt, self.graph.interrupt_before, tasks):
+            ckpt.versions_seen[INTERRUPT] = dict(ckpt.channel_versions)
+            self.status = "interrupted"
+            self.events.append(("updates", {INTERRUPT: ()}))
+            return []
+        self._tasks = tasks
+        self._done = {}
+        for t in tasks:
+            p = ckpt.pending.get(t.id)
+            if p is not None and p.status == "done":
+                self._done[t.id] = TaskResult(task_id=t.id, writes=list(p.writes))
+        return [t for t in tasks if t.id not in self._done]
+
+    def call_for(self, task: Task) -> TaskCall:
+        """The task plus its answers: stored ones, one from an id map, or the single value."""
+        assert self.ckpt is not None
+        p = self.ckpt.pending.get(task.id)
+        resume = list(p.resume) if p else []
+        nested = copy.deepcopy(p.nested) if p else {}
+        if self.resume_map:
+            nxt = interrupt_id(task.ns, len(resume))
+            if nxt in self.resume_map:
+                resume.append(self.resume_map[nxt])
+        null = MISSING
+        if self.null_resume is not MISSING and self._owner_of_null_resume() == task.id:
+            null = self.null_resume
+        return TaskCall(task=task, resume=resume, null_resume=null, nested=nested)
+
+    def _owner_of_null_resume(self) -> str | None:
+        # The single pending interrupt's task; else (lenient mode) the first task.
+        assert self.ckpt is not None
+        for tid, p in self.ckpt.pending.items():
+            if p.status == "interrupted" and any(t.id == tid for t in self._tasks):
+                return tid
+        return self._tasks[0].id if self._tasks else None
+
+    def finish_step(self, results: Sequence[TaskResult]) -> None:
+        """Take the step's results: commit a checkpoint, or pause keeping what ran."""
+        assert self.ckpt is not None
+        ckpt = self.ckpt
+        for r in results:
+            if r.invalid_resume:
+                raise InvalidResumeError(r.invalid_resume)
+        by_id = {**self._done, **{r.task_id: r for r in results}}
+        self.resume_map.clear()
+        self.null_resume = MISSING
+        interrupted = [r for r in results if r.interrupts and not r.error]
+        failed = [r for r in results if r.error]
+        ordered = [(t, by_id[t.id]) for t in sorted(self._tasks, key=_path_key) if t.id in by_id]
+        for t, r in ordered:
+            if not r.error and not r.interrupts and t.id not in self._done and t.name != START:
+                self.events.append(("updates", {t.name: r.update}))
+        if interrupted or failed:
+            pending: dict[str, PendingTask] = {}
+            for t, r in ordered:
+                if r.error:
+                    pending[t.id] = PendingTask(status="failed", error=r.error,
+                                                resume=list(r.resume), nested=r.nested)
+                elif r.interrupts:
+                    pending[t.id] = PendingTask(status="interrupted", interrupts=r.interrupts,
+                                                resume=list(r.resume), nested=r.nested)
+                else:
+                    pending[t.id] = PendingTask(status="done", writes=list(r.writes))
+            ckpt.pending = pending
+            if failed:
+                self.status = "failed"
+                self.failed = failed
+                return
+            self.status = "interrupted"
+            self.interrupts = [i for _, r in ordered for i in r.interrupts]
+            self.events.append(("updates", {INTERRUPT: tuple(self.interrupts)}))
+            return
+        step = ckpt.step + 1
+        updated = apply_writes(self.graph, ckpt, self.channels,
+                               [(t, r.writes) for t, r in ordered], step)
+        self.steps += 1
+        metadata_writes = {t.name: r.update for t, r in ordered} or None
+        self._commit(ckpt, source="loop", step=step, writes=metadata_writes)
+        if updated & set(self.graph.output_keys):
+            self.events.append(("values", read_values(self.channels, self.graph.output_keys)))
+        tasks = self._tasks
+        if should_interrupt(self.ckpt, self.graph.interrupt_after, tasks):
+            self.ckpt.versions_seen[INTERRUPT] = dict(self.ckpt.channel_versions)
+            self.status = "interrupted"
+            self.events.append(("updates", {INTERRUPT: ()}))
+
+    def _commit(self, prev: Checkpoint, *, source: str, step: int,
+                writes: dict[str, Any] | None) -> None:
+        values = save_channels(self.channels)
+        parent = prev.id or None
+        self.ckpt = self.thread.append(lambda cid: Checkpoint(
+            id=cid, step=step, source=source, channel_values=values,
+            channel_versions=dict(prev.channel_versions),
+            versions_seen={k: dict(v) for k, v in prev.versions_seen.items()},
+            parent_id=parent, created_at=self.clock(), writes=writes))
+
+    # -- results -------------------------------------------------------------
+    def values(self) -> dict[str, Any]:
+        return read_values(self.channels, self.graph.output_keys)
+
+    def output(self) -> dict[str, Any]:
+        out = values_with_pending(self.graph, self.channels, self.ckpt)
+        if self.interrupts:
+            out[INTERRUPT] = list(self.interrupts)
+        return out
+
+
+def goto_writes(graph: GraphSpec, gotos: Sequence[str | Send]) -> list[Write]:
+    """Channel writes that make the named nodes (or Send packets) run next."""
+    writes: list[Write] = []
+    for g in gotos:
+        if isinstance(g, Send):
+            if g.node not in graph.nodes or g.node == START:
+                from graphrun.errors import InvalidUpdateError
+
+                raise InvalidUpdateError(f"Send to unknown node {g.node!r}. Known nodes: "
+                                         f"{[n for n in graph.nodes if n != START]}.")
+            writes.append((TASKS, g))
+        elif g == END:
+            continue
+        elif g in graph.nodes and g != START:
+            writes.append((f"branch:to:{g}", None))
+        else:
+            from graphrun.errors import InvalidUpdateError
+
+            raise InvalidUpdateError(f"goto names unknown node {g!r}. Known nodes: "
+                                     f"{[n for n in graph.nodes if n != START]}.")
+    return writes
+
+
+# -- reading a thread ------------------------------------------------------------
+def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
+             ns: str = "") -> StateSnapshot:
+    """The StateSnapshot of one checkpoint, as `get_state()` shows it."""
+    tid = thread.thread_id
+    if ckpt is None:
+        return StateSnapshot(values={}, next=(), config={"configurable": {"thread_id": tid}},
+                             metadata=None, created_at=None, parent_config=None, tasks=())
+    channels = restore_channels(graph, ckpt)
+    if ckpt.null_writes:
+        apply_writes(graph, ckpt, channels, [(None, ckpt.null_writes)], ckpt.step)
+    tasks = prepare_tasks(graph, ckpt, channels, ns)
+    pregel_tasks = []
+    for t in tasks:
+        p = ckpt.pending.get(t.id)
+        error = None
+        if p is not None and p.error:
+            from graphrun.errors import NodeFailedError
+
+            error = NodeFailedError(t.name, p.error.get("type", "Exception"),
+                                    p.error.get("message", ""))
+        result = None
+        if p is not None and p.status == "done":
+            result = {k: v for k, v in p.writes if k in graph.state_keys} or None
+        pregel_tasks.append(PregelTask(
+            id=t.id, name=t.name, path=t.path, error=error,
+            interrupts=tuple(p.interrupts) if p and p.status == "interrupted" else (),
+            result=result))
+
+    def config(cid: str | None) -> dict[str, Any]:
+        return {"configurable": {"thread_id": tid, "checkpoint_ns": ns, "checkpoint_id": cid}}
+
+    return StateSnapshot(
+        values=values_with_pending(graph, channels, ckpt),
+        next=tuple(t.name for t in tasks
+                   if not (ckpt.pending.get(t.id) and ckpt.pending[t.id].status == "done")),
+        config=config(ckpt.id),
+        metadata={"source": ckpt.source, "step": ckpt.step, "parents": {},
+                  "writes": ckpt.writes},
+        created_at=ckpt.created_at,
+        parent_config=config(ckpt.parent_id) if ckpt.parent_id else None,
+        tasks=tuple(pregel_tasks),
+        interrupts=tuple(pending_interrupts(ckpt).values()))
+
+
+def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | None, *,
+                 clock: Callable[[], str], checkpoint: str | None,
+                 node_writes: Callable[..., tuple[list[Write], Any]],
+                 config: Mapping[str, Any] | None = None) -> Checkpoint:
+    """Apply `values` as if `as_node` returned them, as a new 'update' checkpoint.
+
+    `node_writes` (the runner's) turns the update into writes, edges included.
+    """
+    base = thread.get(checkpoint)
+    channels = restore_channels(graph, base)
+    if base is not None and base.null_writes:
+        apply_writes(graph, base, channels, [(None, base.null_writes)], base.step)
+    if as_node is None:
+        as_node = _last_writer(graph, base)
+    if as_node not in graph.nodes:
+        from graphrun.errors import InvalidUpdateError
+
+        raise InvalidUpdateError(f"update_state(as_node={as_node!r}) names an unknown node. "
+                                 f"Known nodes: {[n for n in graph.nodes if n != START]}.")
+    if as_node == START and not isinstance(values, dict):
+        values = values or {}
+    writes, update = node_writes(graph, as_node, values, read_values(channels, graph.state_keys),
+                                 config)
+    work = base if base is not None else Checkpoint(
+        id="", step=-2, source="update", channel_values={}, channel_versions={},
+        versions_seen={}, parent_id=None, created_at="")
+    versions = dict(work.channel_versions)
+    seen = {k: dict(v) for k, v in work.versions_seen.items()}
+    scratch = dataclasses.replace(work, channel_versions=versions, versions_seen=seen)
+    fake = Task(id="", name=as_node, path=("__update", as_node), triggers=(INTERRUPT,),
+                input=None, ns="", step=work.step + 1)
+    apply_writes(graph, scratch, channels, [(fake, writes)], work.step + 1)
+    saved = save_channels(channels)
+    return thread.append(lambda cid: Checkpoint(
+        id=cid, step=work.step + 1, source="update", channel_values=saved,
+        channel_versions=versions, versions_seen=seen, parent_id=work.id or None,
+        created_at=clock(), writes={as_node: update}))
+
+
+def _last_writer(graph: GraphSpec, ckpt: Checkpoint | None) -> str:
+    if ckpt is None:
+        return START
+    best: tuple[int, str] | None = None
+    for name in graph.nodes:
+        for v in ckpt.versions_seen.get(name, {}).values():
+            if best is None or v > best[0]:
+                best = (v, name)
+    return best[1] if best else START
+
+
+def thread_from_data(data: Any) -> Thread:
+    if isinstance(data, Thread):
+        return data
+    from graphrun.serde import thread_from_json
+
+    return thread_from_json(data)

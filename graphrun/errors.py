@@ -1,0 +1,93 @@
+"""graphrun's errors, the same from the in-process and the Temporal driver.
+
+    GraphrunError
+    ├── GraphValidationError (ValueError)   the graph cannot be compiled
+    ├── InvalidUpdateError                  a step's writes cannot be applied
+    ├── InvalidResumeError (RuntimeError)   a resume does not match what is pending
+    ├── EmptyInputError (ValueError)        nothing to run
+    ├── GraphRecursionError (RecursionError) too many supersteps
+    ├── NodeFailedError                     a node exhausted its retries
+    └── GraphNotFoundError (LookupError)    the worker does not serve the graph
+
+`GraphInterrupt` is not an error: it is how `interrupt()` unwinds a node.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+
+class GraphrunError(Exception):
+    """Base class of graphrun's errors."""
+
+
+class GraphValidationError(GraphrunError, ValueError):
+    """The graph is malformed; the message says how to fix it."""
+
+
+class InvalidUpdateError(GraphrunError):
+    """A node's writes cannot be applied to the state."""
+
+    def __init__(self, message: str, *, channel: str | None = None,
+                 step: int | None = None, nodes: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.channel = channel
+        self.step = step
+        self.nodes = tuple(nodes)
+
+
+class InvalidResumeError(GraphrunError, RuntimeError):
+    """A resume names no pending interrupt, or is ambiguous, or fails its schema.
+
+    The thread is left exactly as it was.
+    """
+
+    def __init__(self, message: str, *, pending_ids: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.pending_ids = tuple(pending_ids)
+
+
+class EmptyInputError(GraphrunError, ValueError):
+    """The graph was invoked with no input and has nothing to continue."""
+
+
+class GraphRecursionError(GraphrunError, RecursionError):
+    """The run took more supersteps than `recursion_limit` allows."""
+
+
+class NodeFailedError(GraphrunError):
+    """A node raised and exhausted its retries.
+
+    The thread keeps its checkpoint and the writes of the node's finished
+    siblings; invoking it with `None` after a fix runs the failed node again.
+    """
+
+    def __init__(self, node: str, error_type: str, error_message: str) -> None:
+        super().__init__(f"node '{node}' failed: {error_type}: {error_message}")
+        self.node = node
+        self.error_type = error_type
+        self.error_message = error_message
+
+
+class GraphNotFoundError(GraphrunError, LookupError):
+    """No graph of that name is registered."""
+
+
+class GraphInterrupt(Exception):
+    """Raised by `interrupt()` to unwind a node; the driver turns it into a pause.
+
+    Like LangGraph's, a bare `except Exception` around `interrupt()` swallows it:
+    keep `interrupt()` out of such blocks.
+    """
+
+    def __init__(self, interrupts: Sequence[Any] = ()) -> None:
+        super().__init__(interrupts)
+        self.interrupts = tuple(interrupts)
+
+
+class ParentCommand(Exception):
+    """Carries a `Command(graph=Command.PARENT)` from a subgraph to its parent."""
+
+    def __init__(self, command: Any) -> None:
+        super().__init__(command)
+        self.command = command

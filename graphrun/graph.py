@@ -1,0 +1,377 @@
+"""StateGraph: the LangGraph-compatible builder, and the compiled topology it makes.
+
+Reducers declared with `Annotated[T, reducer]` run inside the Temporal workflow
+when the graph runs there, so they must be pure functions `(old, new) -> value`:
+no I/O, no clock, no randomness. Node functions and the routing functions of
+conditional edges may do anything; they run in activities.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import typing
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Callable, Hashable, Sequence
+
+from graphrun.channels import (BinaryOperatorAggregate, Channel, EphemeralValue, LastValue,
+                               NamedBarrierValue, Topic)
+from graphrun.errors import GraphValidationError, InvalidUpdateError
+from graphrun.types import END, START, TASKS, RetryPolicy
+
+Reducer = Callable[[Any, Any], Any]
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node: its function and how it runs."""
+
+    name: str
+    fn: Callable[..., Any] | None
+    retry_policy: RetryPolicy | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    timeout: timedelta | None = None
+    heartbeat_timeout: timedelta | None = None
+    local: bool | None = None
+    accepts_config: bool = False
+    is_async: bool = False
+    is_subgraph: bool = False
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A conditional edge: `path(state)` returns names, END or Sends."""
+
+    path: Callable[..., Any]
+    path_map: dict[Hashable, str] | None
+    accepts_config: bool = False
+
+
+def _accepts_config(fn: Callable[..., Any]) -> bool:
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return False
+    return len(params) >= 2 or any(p.name == "config" for p in params)
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None))
+
+
+def _state_fields(schema: Any) -> dict[str, Any]:
+    """The state keys and their (Annotated) types, in declaration order."""
+    try:
+        hints = typing.get_type_hints(schema, include_extras=True)
+    except Exception as exc:
+        raise GraphValidationError(
+            f"cannot read the fields of state schema {schema!r}: {exc}. Use a TypedDict, "
+            f"a pydantic model or a dataclass.") from exc
+    if hasattr(schema, "model_fields"):  # pydantic: keep declared fields only
+        return {k: hints.get(k, Any) for k in schema.model_fields}
+    return {k: v for k, v in hints.items() if not k.startswith("__")}
+
+
+def _channel_for(key: str, annotation: Any) -> Channel:
+    if typing.get_origin(annotation) is typing.Annotated:
+        base, *meta = typing.get_args(annotation)
+        for m in reversed(meta):
+            if callable(m) and not isinstance(m, type) and _arity(m) == 2:
+                origin = typing.get_origin(base) or base
+                initial = origin if isinstance(origin, type) else None
+                return BinaryOperatorAggregate(key, m, initial)
+    return LastValue(key)
+
+
+def _arity(fn: Callable[..., Any]) -> int:
+    try:
+        return len([p for p in inspect.signature(fn).parameters.values()
+                    if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY,
+                                                           p.POSITIONAL_OR_KEYWORD)])
+    except (TypeError, ValueError):
+        return 2  # builtins such as operator.add
+
+
+class StateGraph:
+    """A graph whose nodes read and update a shared state.
+
+    The state schema is a TypedDict, a pydantic model or a dataclass; a key
+    declared `Annotated[T, reducer]` merges writes with the reducer, every other
+    key keeps the last value written. Reducers must be pure (they run inside
+    the Temporal workflow).
+
+    Example:
+        >>> import operator
+        >>> from typing import Annotated, TypedDict
+        >>> class State(TypedDict):
+        ...     log: Annotated[list, operator.add]
+        >>> builder = StateGraph(State)
+        >>> builder.add_node("hello", lambda s: {"log": ["hello"]})  # doctest: +ELLIPSIS
+        <graphrun.graph.StateGraph object at ...>
+        >>> builder.add_edge(START, "hello")  # doctest: +ELLIPSIS
+        <graphrun.graph.StateGraph object at ...>
+        >>> builder.compile().invoke({"log": []})
+        {'log': ['hello']}
+    """
+
+    def __init__(self, state_schema: Any, context_schema: Any = None, *,
+                 input_schema: Any = None, output_schema: Any = None) -> None:
+        self.state_schema = state_schema
+        self.fields = _state_fields(state_schema)
+        self.input_keys = list(_state_fields(input_schema)) if input_schema else list(self.fields)
+        self.output_keys = (list(_state_fields(output_schema)) if output_schema
+                            else list(self.fields))
+        self.nodes: dict[str, NodeSpec] = {}
+        self.edges: list[tuple[str, str]] = []
+        self.joins: list[tuple[tuple[str, ...], str]] = []
+        self.branches: dict[str, list[Branch]] = {}
+
+    # -- nodes -------------------------------------------------------------
+    def add_node(self, node: str | Callable[..., Any], action: Callable[..., Any] | None = None,
+                 *, retry_policy: RetryPolicy | None = None,
+                 metadata: dict[str, Any] | None = None, timeout: timedelta | None = None,
+                 heartbeat_timeout: timedelta | None = None, local: bool | None = None,
+                 **kwargs: Any) -> "StateGraph":
+        """Add a node. `add_node(fn)` names it after the function.
+
+        graphrun extras: `timeout` (the activity's start-to-close timeout),
+        `heartbeat_timeout`, and `local=True` to run the node as a Temporal local
+        activity (for short nodes). Unknown LangGraph options are ignored with
+        the exception of `defer`, which is not supported.
+        """
+        if not isinstance(node, str):
+            action, node = node, getattr(node, "name", None) or getattr(node, "__name__", None)
+            if not isinstance(node, str):
+                raise GraphValidationError(
+                    "cannot name this node; call add_node('name', fn) instead.")
+        if action is None:
+            raise GraphValidationError(f"node '{node}' has no function. Pass add_node('{node}', fn).")
+        if kwargs.get("defer"):
+            raise GraphValidationError(f"node '{node}': defer=True is not supported by graphrun.")
+        if node in self.nodes:
+            raise GraphValidationError(f"node '{node}' is already present. Node names are unique.")
+        if node in (START, END) or any(c in node for c in "|:"):
+            raise GraphValidationError(
+                f"node name {node!r} is reserved or contains '|' or ':'. Pick another name.")
+        if isinstance(retry_policy, (list, tuple)):
+            retry_policy = retry_policy[0] if retry_policy else None
+        from graphrun.local import CompiledStateGraph  # the compiled graph lives there
+
+        is_sub = isinstance(action, CompiledStateGraph)
+        self.nodes[node] = NodeSpec(
+            name=node, fn=action, retry_policy=retry_policy, metadata=dict(metadata or {}),
+            timeout=timeout, heartbeat_timeout=heartbeat_timeout, local=local,
+            accepts_config=False if is_sub else _accepts_config(action),
+            is_async=False if is_sub else _is_async(action), is_subgraph=is_sub)
+        return self
+
+    def add_sequence(self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]
+                     ) -> "StateGraph":
+        """Add nodes and chain them with edges, in order."""
+        if not nodes:
+            raise GraphValidationError("add_sequence() needs at least one node.")
+        previous: str | None = None
+        for item in nodes:
+            name, fn = item if isinstance(item, tuple) else (None, item)
+            before = set(self.nodes)
+            self.add_node(name, fn) if name else self.add_node(fn)
+            (current,) = set(self.nodes) - before
+            if previous is not None:
+                self.add_edge(previous, current)
+            previous = current
+        return self
+
+    # -- edges -------------------------------------------------------------
+    def add_edge(self, start_key: str | Sequence[str], end_key: str) -> "StateGraph":
+        """Add `a -> b`; `add_edge([a, b], c)` runs c once both a and b have run."""
+        if isinstance(start_key, str):
+            if start_key == END:
+                raise GraphValidationError("END cannot be the start of an edge. Remove this edge.")
+            if end_key == START:
+                raise GraphValidationError("START cannot be the end of an edge. Remove this edge.")
+            self.edges.append((start_key, end_key))
+            return self
+        starts = tuple(start_key)
+        for s in starts:
+            if s == END:
+                raise GraphValidationError("END cannot be the start of an edge. Remove this edge.")
+        if end_key == END:
+            raise GraphValidationError("a join edge cannot end at END; join into a node.")
+        self.joins.append((starts, end_key))
+        return self
+
+    def add_conditional_edges(self, source: str, path: Callable[..., Any],
+                              path_map: dict[Hashable, str] | list[str] | None = None
+                              ) -> "StateGraph":
+        """After `source`, go where `path(state)` says: a name, a list, END or Sends."""
+        if source == END:
+            raise GraphValidationError("END cannot have outgoing edges. Remove this edge.")
+        if isinstance(path_map, list):
+            path_map = {name: name for name in path_map}
+        self.branches.setdefault(source, []).append(
+            Branch(path=path, path_map=dict(path_map) if path_map else None,
+                   accepts_config=_accepts_config(path)))
+        return self
+
+    def set_entry_point(self, key: str) -> "StateGraph":
+        return self.add_edge(START, key)
+
+    def set_conditional_entry_point(self, path: Callable[..., Any],
+                                    path_map: dict[Hashable, str] | list[str] | None = None
+                                    ) -> "StateGraph":
+        return self.add_conditional_edges(START, path, path_map)
+
+    def set_finish_point(self, key: str) -> "StateGraph":
+        return self.add_edge(key, END)
+
+    # -- compile -----------------------------------------------------------
+    def validate(self, interrupt: Sequence[str] = ()) -> None:
+        known = set(self.nodes)
+        for a, b in self.edges:
+            for n in (a, b):
+                if n not in known and n not in (START, END):
+                    raise GraphValidationError(
+                        f"edge {a!r} -> {b!r} names unknown node {n!r}. Known nodes: "
+                        f"{sorted(known)}. Add the node first or fix the name.")
+        for starts, end in self.joins:
+            for n in (*starts, end):
+                if n not in known and n != START:
+                    raise GraphValidationError(
+                        f"join edge {list(starts)} -> {end!r} names unknown node {n!r}. "
+                        f"Known nodes: {sorted(known)}.")
+        for source, branches in self.branches.items():
+            if source not in known and source != START:
+                raise GraphValidationError(
+                    f"conditional edge from unknown node {source!r}. Known nodes: {sorted(known)}.")
+            for br in branches:
+                for target in (br.path_map or {}).values():
+                    if target not in known and target != END:
+                        raise GraphValidationError(
+                            f"conditional edge from {source!r} maps to unknown node {target!r}."
+                            f" Known nodes: {sorted(known)}.")
+        has_entry = (any(a == START for a, _ in self.edges) or START in self.branches
+                     or any(START in s for s, _ in self.joins))
+        if not has_entry:
+            raise GraphValidationError(
+                "graph has no entry point. Add an edge from START, e.g. "
+                "builder.add_edge(START, 'first_node').")
+        for n in interrupt:
+            if n != "*" and n not in known:
+                raise GraphValidationError(
+                    f"interrupt_before/interrupt_after names unknown node {n!r}. "
+                    f"Known nodes: {sorted(known)}.")
+
+    def compile(self, checkpointer: Any = None, *, name: str | None = None,
+                interrupt_before: Sequence[str] | str | None = None,
+                interrupt_after: Sequence[str] | str | None = None,
+                strict_resume: bool = True, debug: bool = False, **_: Any) -> Any:
+        """Validate the graph and return a runnable `CompiledStateGraph`.
+
+        Args:
+            checkpointer: where threads are saved (e.g. `InMemorySaver()`); required
+                for interrupts. On Temporal the workflow is the checkpointer.
+            name: the name a Temporal worker registers the graph under.
+            interrupt_before / interrupt_after: static breakpoints (resume with None).
+            strict_resume: reject resumes that answer nothing (LangGraph ignores
+                them); pass False to keep LangGraph's leniency.
+        """
+        before = [interrupt_before] if isinstance(interrupt_before, str) else list(
+            interrupt_before or [])
+        after = [interrupt_after] if isinstance(interrupt_after, str) else list(
+            interrupt_after or [])
+        self.validate([*before, *after])
+        spec = GraphSpec.build(self, name=name or "LangGraph", interrupt_before=before,
+                               interrupt_after=after, strict_resume=strict_resume)
+        from graphrun.local import CompiledStateGraph
+
+        return CompiledStateGraph(spec, checkpointer=checkpointer)
+
+
+@dataclass(frozen=True)
+class GraphSpec:
+    """The compiled, immutable topology that the engine plans over."""
+
+    name: str
+    builder: StateGraph
+    nodes: dict[str, NodeSpec]  # includes START, in declaration order
+    channels: dict[str, Channel]
+    triggers: dict[str, tuple[str, ...]]
+    edges: dict[str, tuple[str, ...]]  # node -> static successors
+    joins: dict[str, tuple[str, ...]]  # node -> join channels it writes its name to
+    branches: dict[str, tuple[Branch, ...]]
+    interrupt_before: tuple[str, ...]
+    interrupt_after: tuple[str, ...]
+    strict_resume: bool
+    state_keys: tuple[str, ...]
+    input_keys: tuple[str, ...]
+    output_keys: tuple[str, ...]
+
+    @classmethod
+    def build(cls, b: StateGraph, *, name: str, interrupt_before: Sequence[str],
+              interrupt_after: Sequence[str], strict_resume: bool) -> "GraphSpec":
+        channels: dict[str, Channel] = {k: _channel_for(k, t) for k, t in b.fields.items()}
+        channels[START] = EphemeralValue(START)
+        channels[TASKS] = Topic(TASKS)
+        nodes = {START: NodeSpec(name=START, fn=None), **b.nodes}
+        triggers: dict[str, list[str]] = {START: [START]}
+        for n in b.nodes:
+            channels[f"branch:to:{n}"] = EphemeralValue(f"branch:to:{n}")
+            triggers[n] = [f"branch:to:{n}"]
+        joins: dict[str, list[str]] = {}
+        for starts, end in b.joins:
+            chan = f"join:{'+'.join(starts)}:{end}"
+            channels[chan] = NamedBarrierValue(chan, starts)
+            triggers[end].append(chan)
+            for s in starts:
+                joins.setdefault(s, []).append(chan)
+        edges: dict[str, list[str]] = {}
+        for a, z in b.edges:
+            edges.setdefault(a, []).append(z)
+        return cls(
+            name=name, builder=b, nodes=nodes, channels=channels,
+            triggers={k: tuple(v) for k, v in triggers.items()},
+            edges={k: tuple(v) for k, v in edges.items()},
+            joins={k: tuple(v) for k, v in joins.items()},
+            branches={k: tuple(v) for k, v in b.branches.items()},
+            interrupt_before=tuple(interrupt_before), interrupt_after=tuple(interrupt_after),
+            strict_resume=strict_resume, state_keys=tuple(b.fields),
+            input_keys=tuple(b.input_keys), output_keys=tuple(b.output_keys))
+
+    # -- reading and writing state ------------------------------------------
+    def update_to_writes(self, node: str, update: Any) -> list[tuple[str, Any]]:
+        """Turn a node's return value (dict, model, dataclass) into channel writes."""
+        if update is None:
+            return []
+        if isinstance(update, dict):
+            items = update.items()
+        elif hasattr(update, "model_fields_set") and hasattr(update, "model_fields"):
+            items = ((k, getattr(update, k)) for k in type(update).model_fields)
+        elif dataclasses.is_dataclass(update) and not isinstance(update, type):
+            items = ((f.name, getattr(update, f.name)) for f in dataclasses.fields(update))
+        else:
+            raise InvalidUpdateError(
+                f"node '{node}' returned {type(update).__name__} {update!r}; expected a dict "
+                f"of state updates, None, or a Command.", nodes=[node])
+        writes = [(k, v) for k, v in items if k in self.channels and k in self.state_keys]
+        unknown = [k for k, _ in (update.items() if isinstance(update, dict) else [])
+                   if k not in self.state_keys]
+        if unknown and not writes:
+            raise InvalidUpdateError(
+                f"node '{node}' returned keys {unknown} that are not in the state schema "
+                f"{list(self.state_keys)}. Return a dict of state keys.", nodes=[node])
+        return writes
+
+    def make_input(self, values: dict[str, Any]) -> Any:
+        """Build the value a node receives from the state values."""
+        schema = self.builder.state_schema
+        if hasattr(schema, "model_validate"):
+            return schema.model_validate(values) if values else schema.model_construct()
+        if dataclasses.is_dataclass(schema):
+            try:
+                return schema(**values)
+            except TypeError:
+                return values
+        return dict(values)

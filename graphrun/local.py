@@ -1,0 +1,277 @@
+"""The in-process driver: `CompiledStateGraph` and `InMemorySaver`.
+
+It runs the same `engine.Run` the Temporal workflow runs, executing each task
+in this process. Use it for fast tests, notebooks and as an oracle next to
+LangGraph; serve the same compiled graph on Temporal for durability.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime, timezone
+from typing import Any, AsyncIterator, Iterator, Mapping, Sequence
+
+from graphrun import engine
+from graphrun.channels import MISSING
+from graphrun.engine import Checkpoint, Run, TaskCall, TaskResult, Thread
+from graphrun.errors import GraphInterrupt, InvalidUpdateError, NodeFailedError, ParentCommand
+from graphrun.graph import GraphSpec
+from graphrun.runner import arun_task, current_task, node_writes, run_task
+from graphrun.types import INTERRUPT, START, Command, StateSnapshot
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+class InMemorySaver:
+    """Keeps threads in this process's memory (like LangGraph's InMemorySaver)."""
+
+    def __init__(self) -> None:
+        self.threads: dict[str, Thread] = {}
+
+    def thread(self, thread_id: str) -> Thread:
+        if thread_id not in self.threads:
+            self.threads[thread_id] = Thread(thread_id=thread_id)
+        return self.threads[thread_id]
+
+
+MemorySaver = InMemorySaver
+
+
+def _thread_id(config: Mapping[str, Any] | None) -> str | None:
+    return ((config or {}).get("configurable") or {}).get("thread_id")
+
+
+def _checkpoint_id(config: Mapping[str, Any] | None) -> str | None:
+    return ((config or {}).get("configurable") or {}).get("checkpoint_id")
+
+
+class CompiledStateGraph:
+    """A compiled graph: invoke, stream and inspect threads in this process."""
+
+    def __init__(self, spec: GraphSpec, *, checkpointer: Any = None) -> None:
+        self.spec = spec
+        self.checkpointer = checkpointer
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    # -- threads -------------------------------------------------------------
+    def _thread(self, config: Mapping[str, Any] | None, *, required: bool = False) -> Thread:
+        tid = _thread_id(config)
+        if self.checkpointer is None:
+            if required:
+                raise ValueError("No checkpointer set. Compile with "
+                                 "checkpointer=InMemorySaver() to keep thread state.")
+            return Thread(thread_id=str(tid or "ephemeral"))
+        if tid is None:
+            raise ValueError('Checkpointer requires a thread_id: pass config={"configurable": '
+                             '{"thread_id": "..."}}.')
+        return self.checkpointer.thread(str(tid))
+
+    # -- running -------------------------------------------------------------
+    def _run(self, input: Any, config: Mapping[str, Any] | None) -> Run:
+        if isinstance(input, Command) and input.resume is not None and self.checkpointer is None:
+            raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
+        thread = self._thread(config)
+        return Run(self.spec, thread, input, clock=_now, checkpoint=_checkpoint_id(config),
+                   recursion_limit=int((config or {}).get("recursion_limit", 25)),
+                   checkpointer=self.checkpointer is not None)
+
+    def _after(self, run: Run) -> None:
+        if run.status == "failed":
+            failed = run.failed[0]
+            if failed.exception is not None:
+                raise failed.exception
+            raise NodeFailedError(failed.task_id, **failed.error)  # type: ignore[arg-type]
+
+    def _steps(self, run: Run, config: Mapping[str, Any] | None) -> Iterator[list[tuple[str, Any]]]:
+        yield self._drain(run)
+        while tasks := run.next_tasks():
+            results = [self._execute(run.call_for(t), run, config) for t in tasks]
+            run.finish_step(results)
+            yield self._drain(run)
+        self._after(run)
+
+    async def _asteps(self, run: Run, config: Mapping[str, Any] | None
+                      ) -> AsyncIterator[list[tuple[str, Any]]]:
+        yield self._drain(run)
+        while tasks := run.next_tasks():
+            results = await asyncio.gather(
+                *(self._aexecute(run.call_for(t), run, config) for t in tasks))
+            run.finish_step(results)
+            yield self._drain(run)
+        self._after(run)
+
+    @staticmethod
+    def _drain(run: Run) -> list[tuple[str, Any]]:
+        events, run.events = run.events, []
+        return events
+
+    def _execute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None) -> TaskResult:
+        policy = self.spec.nodes[call.task.name].retry_policy
+        attempt = 0
+        while True:
+            attempt += 1
+            result = run_task(self.spec, call, config, resume_map=run.resume_map)
+            if not _should_retry(result, policy, attempt):
+                return result
+            time.sleep(_backoff(policy, attempt))
+
+    async def _aexecute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None
+                        ) -> TaskResult:
+        policy = self.spec.nodes[call.task.name].retry_policy
+        attempt = 0
+        while True:
+            attempt += 1
+            result = await arun_task(self.spec, call, config, resume_map=run.resume_map)
+            if not _should_retry(result, policy, attempt):
+                return result
+            await asyncio.sleep(_backoff(policy, attempt))
+
+    def invoke(self, input: Any, config: Mapping[str, Any] | None = None, **_: Any
+               ) -> dict[str, Any]:
+        """Run until the graph ends or pauses; returns the state (+ `__interrupt__`)."""
+        if current_task() is not None:
+            return self._invoke_nested(input, config, sync=True)  # type: ignore[return-value]
+        run = self._run(input, config)
+        for _ in self._steps(run, config):
+            pass
+        return run.output()
+
+    async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None, **_: Any
+                      ) -> dict[str, Any]:
+        if current_task() is not None:
+            return await self._invoke_nested(input, config, sync=False)  # type: ignore[misc]
+        run = self._run(input, config)
+        async for _ in self._asteps(run, config):
+            pass
+        return run.output()
+
+    def stream(self, input: Any, config: Mapping[str, Any] | None = None, *,
+               stream_mode: str | Sequence[str] = "values", **_: Any) -> Iterator[Any]:
+        """Yield 'values' (the state after each step) or 'updates' ({node: update})."""
+        run = self._run(input, config)
+        for events in self._steps(run, config):
+            yield from _chunks(events, stream_mode, run)
+
+    async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
+                      stream_mode: str | Sequence[str] = "values", **_: Any
+                      ) -> AsyncIterator[Any]:
+        run = self._run(input, config)
+        async for events in self._asteps(run, config):
+            for chunk in _chunks(events, stream_mode, run):
+                yield chunk
+
+    # -- subgraphs -----------------------------------------------------------
+    def _invoke_nested(self, input: Any, config: Mapping[str, Any] | None, *, sync: bool) -> Any:
+        """A graph called from inside a node keeps its thread in the calling task."""
+        ctx = current_task()
+        assert ctx is not None
+        key = f"{self.spec.name}:{ctx.subgraph_counter}"
+        ctx.subgraph_counter += 1
+        saved = ctx.nested.get(key)
+        parent_tid = _thread_id(ctx.config) or "ephemeral"
+        thread = saved if isinstance(saved, Thread) else (
+            engine.thread_from_data(saved) if saved else
+            Thread(thread_id=f"{parent_tid}|{ctx.call.task.ns}|{key}"))
+        resuming = saved is not None and bool(engine.pending_interrupts(thread.head))
+        run = Run(self.spec, thread, None if resuming else input, clock=_now,
+                  ns=ctx.call.task.ns,
+                  null_resume=ctx.take_null_resume() if resuming else MISSING,
+                  resume_map=ctx.resume_map if resuming else None)
+
+        def finish() -> Any:
+            if run.status == "interrupted" and run.interrupts:
+                ctx.nested[key] = thread
+                raise GraphInterrupt(run.interrupts)
+            ctx.nested.pop(key, None)
+            self._after(run)
+            return run.values()
+
+        if sync:
+            for _ in self._steps(run, config):
+                pass
+            return finish()
+
+        async def go() -> Any:
+            async for _ in self._asteps(run, config):
+                pass
+            return finish()
+
+        return go()
+
+    # -- reading and writing state -----------------------------------------------
+    def get_state(self, config: Mapping[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
+        thread = self._thread(config, required=True)
+        return engine.snapshot(self.spec, thread, thread.get(_checkpoint_id(config)))
+
+    async def aget_state(self, config: Mapping[str, Any], *, subgraphs: bool = False
+                         ) -> StateSnapshot:
+        return self.get_state(config, subgraphs=subgraphs)
+
+    def get_state_history(self, config: Mapping[str, Any], *, limit: int | None = None,
+                          before: Mapping[str, Any] | None = None, **_: Any
+                          ) -> Iterator[StateSnapshot]:
+        """Snapshots newest first."""
+        thread = self._thread(config, required=True)
+        items = list(reversed(thread.checkpoints))
+        if before is not None:
+            bid = _checkpoint_id(before)
+            ids = [c.id for c in items]
+            items = items[ids.index(bid) + 1:] if bid in ids else items
+        for c in items[:limit] if limit else items:
+            yield engine.snapshot(self.spec, thread, c)
+
+    async def aget_state_history(self, config: Mapping[str, Any], **kw: Any
+                                 ) -> AsyncIterator[StateSnapshot]:
+        for s in self.get_state_history(config, **kw):
+            yield s
+
+    def update_state(self, config: Mapping[str, Any], values: Any, as_node: str | None = None
+                     ) -> dict[str, Any]:
+        """Write `values` as if `as_node` had returned them; returns the new config."""
+        thread = self._thread(config, required=True)
+        ckpt = engine.update_state(self.spec, thread, values, as_node, clock=_now,
+                                   checkpoint=_checkpoint_id(config), node_writes=node_writes,
+                                   config=config)
+        return {"configurable": {"thread_id": thread.thread_id, "checkpoint_ns": "",
+                                 "checkpoint_id": ckpt.id}}
+
+    async def aupdate_state(self, config: Mapping[str, Any], values: Any,
+                            as_node: str | None = None) -> dict[str, Any]:
+        return self.update_state(config, values, as_node)
+
+    def get_graph(self) -> Any:
+        return self.spec
+
+
+def _should_retry(result: TaskResult, policy: Any, attempt: int) -> bool:
+    return (policy is not None and result.exception is not None
+            and attempt < policy.max_attempts and policy.should_retry(result.exception))
+
+
+def _backoff(policy: Any, attempt: int) -> float:
+    return float(min(policy.max_interval,
+                     policy.initial_interval * policy.backoff_factor ** (attempt - 1)))
+
+
+def _chunks(events: list[tuple[str, Any]], stream_mode: str | Sequence[str], run: Run
+            ) -> Iterator[Any]:
+    modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
+    last_values: Any = None
+    for mode, payload in events:
+        if mode == "values":
+            last_values = payload
+        if mode == "updates" and INTERRUPT in payload and "values" in modes:
+            if payload[INTERRUPT]:
+                chunk = {**run.values(), INTERRUPT: payload[INTERRUPT]}
+                yield chunk if len(modes) == 1 else ("values", chunk)
+            if "updates" not in modes:
+                continue
+        if mode in modes:
+            yield payload if len(modes) == 1 else (mode, payload)
+    del last_values

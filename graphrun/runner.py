@@ -1,0 +1,304 @@
+"""Running one task: the node, its writes, its edges. Shared by both drivers.
+
+The in-process driver calls `run_task`/`arun_task` directly; on Temporal the
+node activity calls the same functions. `interrupt()` raises inside the node;
+the runner turns that into a `TaskResult` carrying the interrupts as data.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Mapping
+
+from graphrun.channels import MISSING
+from graphrun.engine import (TaskCall, TaskResult, Write, goto_writes, interrupt_id)
+from graphrun.errors import (GraphInterrupt, InvalidResumeError, InvalidUpdateError,
+                             ParentCommand)
+from graphrun.graph import GraphSpec
+from graphrun.types import END, PUSH, START, TASKS, Command, Interrupt, Send
+
+
+@dataclass
+class TaskContext:
+    """The task-scoped scratchpad `interrupt()` reads: answers by index, nested runs."""
+
+    graph: GraphSpec
+    call: TaskCall
+    config: dict[str, Any]
+    resume: list[Any]
+    null_resume: Any
+    resume_map: Mapping[str, Any]
+    nested: dict[str, Any]
+    is_async: bool = False
+    counter: int = 0
+    subgraph_counter: int = 0
+    invalid_resume: str | None = None
+
+    def take_null_resume(self) -> Any:
+        v, self.null_resume = self.null_resume, MISSING
+        return v
+
+
+_CONTEXT: contextvars.ContextVar[TaskContext | None] = contextvars.ContextVar(
+    "graphrun_task", default=None)
+
+
+def current_task() -> TaskContext | None:
+    return _CONTEXT.get()
+
+
+def interrupt(value: Any, *, response_schema: Any = None) -> Any:
+    """Pause the graph and ask `value`; returns the answer once the thread is resumed.
+
+    The node re-runs from its first line on resume, and each `interrupt()` call
+    returns the answer for its position, so keep code before it idempotent.
+    `value` must be JSON-serialisable. `response_schema` (a pydantic model,
+    TypedDict or dataclass) is published as JSON Schema and validates the answer.
+
+    Example:
+        >>> def approve(state):
+        ...     ok = interrupt({"question": "Approve?", "amount": state["amount"]})
+        ...     return {"status": "approved" if ok else "rejected"}
+    """
+    ctx = _CONTEXT.get()
+    if ctx is None:
+        raise RuntimeError("interrupt() was called outside a graph node. Call it inside a "
+                           "node function while the graph runs.")
+    adapter = None
+    schema_json: dict[str, Any] | None = None
+    if isinstance(response_schema, dict):
+        schema_json = response_schema
+    elif response_schema is not None:
+        from pydantic import TypeAdapter
+
+        adapter = TypeAdapter(response_schema)
+        schema_json = adapter.json_schema()
+    idx = ctx.counter
+    ctx.counter += 1
+    if idx < len(ctx.resume):
+        return _validated(ctx, adapter, ctx.resume[idx])
+    answer = ctx.take_null_resume()
+    if answer is not MISSING:
+        validated = _validated(ctx, adapter, answer)
+        ctx.resume.append(answer)
+        return validated
+    _check_json(value, ctx.call.task.name)
+    raise GraphInterrupt([Interrupt(value=value,
+                                    id=interrupt_id(ctx.call.task.ns, len(ctx.resume)),
+                                    response_schema=schema_json)])
+
+
+def _validated(ctx: TaskContext, adapter: Any, value: Any) -> Any:
+    if adapter is None:
+        return value
+    try:
+        return adapter.validate_python(value)
+    except Exception as exc:
+        ctx.invalid_resume = (f"the answer to node '{ctx.call.task.name}' does not match its "
+                              f"response_schema: {exc}")
+        raise InvalidResumeError(ctx.invalid_resume) from exc
+
+
+def _check_json(value: Any, node: str) -> None:
+    try:
+        json.dumps(value, default=_json_default)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"interrupt() in node '{node}' got a value that is not JSON-serialisable ({exc}). "
+            f"Pass plain data (str, int, float, bool, None, lists and dicts of them, or a "
+            f"pydantic model); put functions and objects in the state or code instead."
+        ) from None
+
+
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "model_dump"):
+        return o.model_dump(mode="json")
+    raise TypeError(f"{type(o).__name__} is not JSON serialisable")
+
+
+# -- running a task ---------------------------------------------------------------
+def task_config(call: TaskCall, config: Mapping[str, Any] | None) -> dict[str, Any]:
+    t = call.task
+    base = dict(config or {})
+    configurable = {**base.get("configurable", {}), "checkpoint_ns": t.ns, "task_id": t.id}
+    return {**base, "configurable": configurable,
+            "metadata": {**base.get("metadata", {}), "langgraph_node": t.name,
+                         "langgraph_step": t.step, "langgraph_path": t.path,
+                         "langgraph_triggers": t.triggers}}
+
+
+def _context(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None,
+             resume_map: Mapping[str, Any], is_async: bool) -> TaskContext:
+    return TaskContext(graph=graph, call=call, config=task_config(call, config),
+                       resume=list(call.resume), null_resume=call.null_resume,
+                       resume_map=resume_map, nested=dict(call.nested), is_async=is_async)
+
+
+def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None = None, *,
+             resume_map: Mapping[str, Any] | None = None, raise_errors: bool = False
+             ) -> TaskResult:
+    """Run a task synchronously; async nodes run on a private event loop."""
+    ctx = _context(graph, call, config, resume_map or {}, False)
+    token = _CONTEXT.set(ctx)
+    try:
+        node = graph.nodes[call.task.name]
+        if node.is_async:
+            import asyncio
+
+            out = asyncio.run(_call_async(node.fn, ctx))
+        else:
+            out = _call(node, ctx, sync=True)
+        return _finish(graph, ctx, out)
+    except BaseException as exc:
+        return _failed(ctx, exc, raise_errors)
+    finally:
+        _CONTEXT.reset(token)
+
+
+async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None = None,
+                    *, resume_map: Mapping[str, Any] | None = None,
+                    raise_errors: bool = False) -> TaskResult:
+    """Run a task in the running event loop (sync nodes are called directly)."""
+    ctx = _context(graph, call, config, resume_map or {}, True)
+    token = _CONTEXT.set(ctx)
+    try:
+        node = graph.nodes[call.task.name]
+        if node.is_async:
+            out = await _call_async(node.fn, ctx)
+        elif node.is_subgraph:
+            out = await _call_subgraph_async(node.fn, ctx)
+        else:
+            out = _call(node, ctx, sync=False)
+        return _finish(graph, ctx, out)
+    except BaseException as exc:
+        return _failed(ctx, exc, raise_errors)
+    finally:
+        _CONTEXT.reset(token)
+
+
+def _node_input(ctx: TaskContext) -> Any:
+    t = ctx.call.task
+    return t.input if t.path[0] == PUSH else ctx.graph.make_input(t.input)
+
+
+def _call(node: Any, ctx: TaskContext, *, sync: bool) -> Any:
+    if node.name == START:
+        return ctx.call.task.input
+    if node.is_subgraph:
+        return node.fn.invoke(_subgraph_input(ctx), ctx.config)
+    args = (_node_input(ctx), ctx.config) if node.accepts_config else (_node_input(ctx),)
+    return node.fn(*args)
+
+
+async def _call_async(fn: Callable[..., Awaitable[Any]], ctx: TaskContext) -> Any:
+    node = ctx.graph.nodes[ctx.call.task.name]
+    args = (_node_input(ctx), ctx.config) if node.accepts_config else (_node_input(ctx),)
+    return await fn(*args)
+
+
+async def _call_subgraph_async(sub: Any, ctx: TaskContext) -> Any:
+    return await sub.ainvoke(_subgraph_input(ctx), ctx.config)
+
+
+def _subgraph_input(ctx: TaskContext) -> Any:
+    return ctx.call.task.input
+
+
+def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool) -> TaskResult:
+    t = ctx.call.task
+    if isinstance(exc, GraphInterrupt):
+        return TaskResult(task_id=t.id, interrupts=list(exc.interrupts),
+                          resume=list(ctx.resume), nested=ctx.nested)
+    if ctx.invalid_resume:
+        return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume)
+    if isinstance(exc, ParentCommand) or raise_errors or not isinstance(exc, Exception):
+        raise exc
+    return TaskResult(task_id=t.id, error={"type": type(exc).__name__, "message": str(exc)},
+                      exception=exc, resume=list(ctx.resume), nested=ctx.nested)
+
+
+def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
+    t = ctx.call.task
+    if ctx.invalid_resume:
+        return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume)
+    writes, update = node_writes(graph, t.name, out, t.input, ctx.config,
+                                 state_input=t.path[0] != PUSH)
+    return TaskResult(task_id=t.id, writes=writes, update=update, resume=list(ctx.resume))
+
+
+def node_writes(graph: GraphSpec, name: str, out: Any, state: Any,
+                config: Mapping[str, Any] | None, *, state_input: bool = True
+                ) -> tuple[list[Write], Any]:
+    """The channel writes for a node's return value, including its edges and routing."""
+    if name == START:
+        if not isinstance(out, dict) and not hasattr(out, "model_fields") and not \
+                dataclasses.is_dataclass(out):
+            raise InvalidUpdateError(
+                f"the graph's input must be a dict of state keys, got {type(out).__name__}.")
+        writes = [(k, v) for k, v in graph.update_to_writes(START, out)
+                  if k in graph.input_keys]
+        update: Any = out
+    elif isinstance(out, Command):
+        if out.graph == Command.PARENT:
+            raise ParentCommand(dataclasses.replace(out, graph=None))
+        writes = graph.update_to_writes(name, out.update) if out.update is not None else []
+        writes += goto_writes(graph, out.gotos())
+        update = out.update
+    elif isinstance(out, (list, tuple)) and out and all(isinstance(c, Command) for c in out):
+        writes, update = [], None
+        for c in out:
+            w, _ = node_writes(graph, name, c, state, config, state_input=state_input)
+            writes += w
+    else:
+        writes = graph.update_to_writes(name, out)
+        update = out
+    writes += edge_writes(graph, name, writes, state if state_input else {}, config)
+    return writes, update
+
+
+def edge_writes(graph: GraphSpec, name: str, writes: list[Write], state: Any,
+                config: Mapping[str, Any] | None) -> list[Write]:
+    out: list[Write] = []
+    for dest in graph.edges.get(name, ()):
+        if dest != END:
+            out.append((f"branch:to:{dest}", None))
+    for chan in graph.joins.get(name, ()):
+        out.append((chan, name))
+    branches = graph.branches.get(name, ())
+    if branches:
+        fresh = _fresh_state(graph, state, writes)
+        for br in branches:
+            arg = graph.make_input(fresh)
+            result = br.path(arg, config) if br.accepts_config else br.path(arg)
+            items = result if isinstance(result, (list, tuple)) else [result]
+            targets: list[str | Send] = []
+            for item in items:
+                if isinstance(item, Send):
+                    targets.append(item)
+                    continue
+                if br.path_map is not None:
+                    if item not in br.path_map:
+                        raise InvalidUpdateError(
+                            f"conditional edge from '{name}' returned {item!r}, which is not "
+                            f"in its path_map {list(br.path_map)}.", nodes=[name])
+                    item = br.path_map[item]
+                targets.append(item)
+            out += goto_writes(graph, targets)
+    return out
+
+
+def _fresh_state(graph: GraphSpec, state: Any, writes: list[Write]) -> dict[str, Any]:
+    values = dict(state) if isinstance(state, dict) else {}
+    grouped: dict[str, list[Any]] = {}
+    for k, v in writes:
+        if k in graph.state_keys:
+            grouped.setdefault(k, []).append(v)
+    for k, vs in grouped.items():
+        ch = graph.channels[k].restore(values.get(k, MISSING))
+        ch.update(vs)
+        if ch.is_available():
+            values[k] = ch.get()
+    return values

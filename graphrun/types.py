@@ -1,0 +1,152 @@
+"""Small, plain data types shared by the graph API, the engine and the drivers.
+
+Nothing here does I/O; every type is either a frozen dataclass or a NamedTuple.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence
+
+START = "__start__"
+END = "__end__"
+
+# Reserved channel and write names (the same strings LangGraph uses).
+INTERRUPT = "__interrupt__"
+RESUME = "__resume__"
+ERROR = "__error__"
+TASKS = "__pregel_tasks"
+PUSH = "__pregel_push"
+PULL = "__pregel_pull"
+NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
+NS_SEP = "|"
+NS_END = ":"
+
+
+@dataclass(frozen=True)
+class Send:
+    """Run `node` with `arg` as its input in the next step (map-reduce fan-out).
+
+    Example:
+        >>> def fan_out(state):
+        ...     return [Send("grade", {"item": x}) for x in state["items"]]
+    """
+
+    node: str
+    arg: Any
+
+    def __repr__(self) -> str:
+        return f"Send(node={self.node!r}, arg={self.arg!r})"
+
+
+@dataclass(frozen=True)
+class Command:
+    """Update state, jump to nodes, and/or answer interrupts in one step.
+
+    Returned from a node: `Command(update={...}, goto="next")`.
+    Passed to `invoke`: `Command(resume=value)` answers the pending `interrupt()`;
+    `Command(resume={interrupt_id: value, ...})` answers several by id.
+
+    Example:
+        >>> graph.invoke(Command(resume=True), config)  # doctest: +SKIP
+    """
+
+    graph: str | None = None
+    update: Any = None
+    resume: Any = None
+    goto: str | Send | Sequence[str | Send] = ()
+
+    PARENT: ClassVar[str] = "__parent__"
+
+    def gotos(self) -> list[str | Send]:
+        if isinstance(self.goto, (str, Send)):
+            return [self.goto]
+        return list(self.goto)
+
+
+@dataclass(frozen=True)
+class Interrupt:
+    """A question a node asked with `interrupt()`; `id` answers it by id."""
+
+    value: Any
+    id: str = "placeholder-id"
+    response_schema: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"Interrupt(value={self.value!r}, id={self.id!r})"
+
+
+def _default_retry_on(exc: BaseException) -> bool:
+    # Programming errors are not worth retrying; everything else is (like LangGraph).
+    return not isinstance(
+        exc,
+        (ValueError, TypeError, ArithmeticError, ImportError, LookupError, NameError,
+         SyntaxError, RuntimeError, ReferenceError, StopIteration, StopAsyncIteration,
+         OSError),
+    ) or isinstance(exc, ConnectionError)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a failing node is retried (mapped to Temporal's RetryPolicy on Temporal)."""
+
+    initial_interval: float = 0.5
+    backoff_factor: float = 2.0
+    max_interval: float = 128.0
+    max_attempts: int = 3
+    jitter: bool = True
+    retry_on: type[BaseException] | Sequence[type[BaseException]] | Callable[
+        [BaseException], bool
+    ] = _default_retry_on
+
+    def should_retry(self, exc: BaseException) -> bool:
+        if isinstance(self.retry_on, type):
+            return isinstance(exc, self.retry_on)
+        if isinstance(self.retry_on, Sequence):
+            return isinstance(exc, tuple(self.retry_on))
+        return bool(self.retry_on(exc))
+
+
+class PregelTask(NamedTuple):
+    """A task of a checkpoint, as shown by `get_state().tasks`."""
+
+    id: str
+    name: str
+    path: tuple[Any, ...]
+    error: Exception | None = None
+    interrupts: tuple[Interrupt, ...] = ()
+    state: Any = None
+    result: Any = None
+
+
+class StateSnapshot(NamedTuple):
+    """The state of a thread at one checkpoint."""
+
+    values: dict[str, Any]
+    next: tuple[str, ...]
+    config: dict[str, Any]
+    metadata: dict[str, Any] | None
+    created_at: str | None
+    parent_config: dict[str, Any] | None
+    tasks: tuple[PregelTask, ...]
+    interrupts: tuple[Interrupt, ...] = ()
+
+
+StreamMode = Literal["values", "updates"]
+
+
+@dataclass
+class PendingTask:
+    """What a finished, interrupted or failed task left on its checkpoint.
+
+    Successful siblings of an interrupted task keep their writes here so they are
+    not run again on resume; an interrupted task keeps its answers (`resume`) and
+    the saved state of any subgraph it called (`nested`).
+    """
+
+    status: Literal["done", "interrupted", "failed"]
+    writes: list[tuple[str, Any]] = field(default_factory=list)
+    interrupts: list[Interrupt] = field(default_factory=list)
+    resume: list[Any] = field(default_factory=list)
+    nested: dict[str, Any] = field(default_factory=dict)
+    error: dict[str, str] | None = None

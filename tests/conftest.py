@@ -1,0 +1,78 @@
+"""Shared fixtures: one dev server per session, a client on it, a fresh task queue per test.
+
+Markers are applied by folder (tests/unit -> ``unit`` and so on), so
+``pytest -m unit`` runs only the fast tests without any server.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from graphrun.devserver import DevServer, temporal_cli_path, test_server_path
+
+_TESTS_DIR = Path(__file__).parent
+_FOLDER_MARKERS = {
+    "unit": "unit",
+    "conformance": "conformance",
+    "temporal": "temporal",
+    "replay": "replay",
+    "timeskip": "timeskip",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        try:
+            folder = item.path.relative_to(_TESTS_DIR).parts[0]
+        except ValueError:
+            continue
+        marker = _FOLDER_MARKERS.get(folder)
+        if marker is not None:
+            item.add_marker(getattr(pytest.mark, marker))
+
+
+@pytest.fixture(scope="session")
+def dev_server() -> Iterator[DevServer]:
+    """A headless, in-memory Temporal dev server shared by the whole session."""
+    try:
+        temporal_cli_path()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    with DevServer(ui=False) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+async def temporal_client(dev_server: DevServer) -> AsyncIterator[Client]:
+    """A client on the session dev server, using graphrun's pydantic converter."""
+    client = await Client.connect(dev_server.address, data_converter=pydantic_data_converter)
+    yield client
+
+
+@pytest.fixture
+def task_queue() -> str:
+    """A task queue no other test uses, so workers never steal each other's tasks."""
+    return f"tq-{uuid.uuid4()}"
+
+
+@pytest.fixture(scope="session")
+async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    """The Java time-skipping test server: timers fire as soon as workflows are idle."""
+    try:
+        path = test_server_path()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=path, data_converter=pydantic_data_converter
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()

@@ -1,0 +1,1 @@
+"""Temporal workflows of graphrun, installed as graphrun.workflows."""
