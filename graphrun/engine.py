@@ -175,10 +175,7 @@ def values_with_pending(graph: GraphSpec, channels: Mapping[str, Channel],
     view = dict(channels)
     for k, vs in grouped.items():
         ch = channels[k].restore(channels[k].save())
-        try:
-            ch.update(vs)
-        except Exception:
-            continue
+        ch.update(vs)
         view[k] = ch
     return read_values(view, graph.output_keys)
 
@@ -201,7 +198,7 @@ def prepare_tasks(graph: GraphSpec, ckpt: Checkpoint, channels: Mapping[str, Cha
             continue
         tasks.append(make(packet.node, PUSH, i, (PUSH,), packet.arg))
     state = None
-    for name, triggers in sorted(graph.triggers.items()):
+    for name, triggers in graph.triggers.items():
         seen = ckpt.versions_seen.get(name, {})
         if any(channels[c].is_available() and ckpt.channel_versions.get(c, 0) > seen.get(c, 0)
                for c in triggers):
@@ -386,13 +383,12 @@ class Run:
                 "When there are multiple pending interrupts, you must specify the interrupt "
                 "id when resuming: Command(resume={interrupt_id: value, ...}). Pending: "
                 f"{sorted(pending)}", pending_ids=sorted(pending))
-        if not pending and strict:
+        if not pending and strict and (self.ckpt is None or not self._has_next()):
             state = "has finished" if self.ckpt is not None else "was never started"
             raise InvalidResumeError(
-                f"thread '{self.thread.thread_id}' has no pending interrupt to resume: it "
-                f"{state if self.ckpt is None or not self._has_next() else 'is not paused at an interrupt()'}"
-                f". Invoke it with new input instead (or compile with strict_resume=False "
-                f"to ignore such resumes).")
+                f"thread '{self.thread.thread_id}' has nothing to resume: it {state}. Invoke "
+                f"it with new input instead (or compile with strict_resume=False to ignore "
+                f"such resumes).")
         self.null_resume = resume
 
     def _has_next(self) -> bool:
@@ -493,8 +489,16 @@ class Run:
             self.events.append(("updates", {INTERRUPT: tuple(self.interrupts)}))
             return
         step = ckpt.step + 1
-        updated = apply_writes(self.graph, ckpt, self.channels,
-                               [(t, r.writes) for t, r in ordered], step)
+        versions, seen = dict(ckpt.channel_versions), copy.deepcopy(ckpt.versions_seen)
+        try:
+            updated = apply_writes(self.graph, ckpt, self.channels,
+                                   [(t, r.writes) for t, r in ordered], step)
+        except Exception:
+            # Keep what ran as pending writes, and the checkpoint as it was.
+            ckpt.channel_versions, ckpt.versions_seen = versions, seen
+            ckpt.pending = {t.id: PendingTask(status="done", writes=list(r.writes))
+                            for t, r in ordered}
+            raise
         self.steps += 1
         metadata_writes = {t.name: r.update for t, r in ordered} or None
         self._commit(ckpt, source="loop", step=step, writes=metadata_writes)
@@ -552,8 +556,12 @@ def goto_writes(graph: GraphSpec, gotos: Sequence[str | Send]) -> list[Write]:
 
 # -- reading a thread ------------------------------------------------------------
 def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
-             ns: str = "") -> StateSnapshot:
-    """The StateSnapshot of one checkpoint, as `get_state()` shows it."""
+             ns: str = "", *, with_pending: bool = True) -> StateSnapshot:
+    """The StateSnapshot of one checkpoint, as `get_state()` shows it.
+
+    History entries (`with_pending=False`) show the checkpoint's own values, as
+    LangGraph's do; the head also shows what finished tasks already wrote.
+    """
     tid = thread.thread_id
     if ckpt is None:
         return StateSnapshot(values={}, next=(), config={"configurable": {"thread_id": tid}},
@@ -583,9 +591,10 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         return {"configurable": {"thread_id": tid, "checkpoint_ns": ns, "checkpoint_id": cid}}
 
     return StateSnapshot(
-        values=values_with_pending(graph, channels, ckpt),
-        next=tuple(t.name for t in tasks
-                   if not (ckpt.pending.get(t.id) and ckpt.pending[t.id].status == "done")),
+        values=(values_with_pending(graph, channels, ckpt) if with_pending
+                else read_values(channels, graph.output_keys)),
+        next=tuple(t.name for t in tasks if not with_pending or not (
+            ckpt.pending.get(t.id) and ckpt.pending[t.id].status == "done")),
         config=config(ckpt.id),
         metadata={"source": ckpt.source, "step": ckpt.step, "parents": {},
                   "writes": ckpt.writes},

@@ -224,7 +224,7 @@ class CompiledStateGraph:
             ids = [c.id for c in items]
             items = items[ids.index(bid) + 1:] if bid in ids else items
         for c in items[:limit] if limit else items:
-            yield engine.snapshot(self.spec, thread, c)
+            yield engine.snapshot(self.spec, thread, c, with_pending=False)
 
     async def aget_state_history(self, config: Mapping[str, Any], **kw: Any
                                  ) -> AsyncIterator[StateSnapshot]:
