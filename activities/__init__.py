@@ -1,1 +1,5 @@
-"""Temporal activities of graphrun, installed as graphrun.activities."""
+"""Temporal activities of graphrun (installed as graphrun.activities)."""
+
+from graphrun.activities.nodes import run_node
+
+__all__ = ["run_node"]

@@ -366,34 +366,8 @@ class Run:
             self._commit(ckpt, source="input", step=ckpt.step + 1, writes={START: input})
 
     def _check_resume(self, resume: Any) -> None:
-        pending = pending_interrupts(self.ckpt)
-        strict = self.graph.strict_resume
-        if isinstance(resume, dict) and resume and all(is_interrupt_id(k) for k in resume):
-            unknown = [k for k in resume if k not in pending]
-            if strict and unknown:
-                raise InvalidResumeError(
-                    f"interrupt id {unknown[0]!r} is not pending on thread "
-                    f"'{self.thread.thread_id}'. Pending: {sorted(pending) or 'none'}. "
-                    f"A stale or duplicated answer is refused so it cannot answer a later "
-                    f"question.", pending_ids=sorted(pending))
-            self.resume_map.update(resume)
-            return
-        if len(pending) > 1:
-            raise InvalidResumeError(
-                "When there are multiple pending interrupts, you must specify the interrupt "
-                "id when resuming: Command(resume={interrupt_id: value, ...}). Pending: "
-                f"{sorted(pending)}", pending_ids=sorted(pending))
-        if not pending and strict and (self.ckpt is None or not self._has_next()):
-            state = "has finished" if self.ckpt is not None else "was never started"
-            raise InvalidResumeError(
-                f"thread '{self.thread.thread_id}' has nothing to resume: it {state}. Invoke "
-                f"it with new input instead (or compile with strict_resume=False to ignore "
-                f"such resumes).")
-        self.null_resume = resume
-
-    def _has_next(self) -> bool:
-        assert self.ckpt is not None
-        return bool(prepare_tasks(self.graph, self.ckpt, self.channels, self.ns))
+        self.resume_map, self.null_resume = validate_resume(
+            self.graph, self.thread, resume, ckpt=self.ckpt, channels=self.channels)
 
     def _resuming(self) -> None:
         assert self.ckpt is not None
@@ -487,6 +461,8 @@ class Run:
             self.status = "interrupted"
             self.interrupts = [i for _, r in ordered for i in r.interrupts]
             self.events.append(("updates", {INTERRUPT: tuple(self.interrupts)}))
+            self.events.append(("values", {**values_with_pending(self.graph, self.channels, ckpt),
+                                           INTERRUPT: tuple(self.interrupts)}))
             return
         step = ckpt.step + 1
         versions, seen = dict(ckpt.channel_versions), copy.deepcopy(ckpt.versions_seen)
@@ -524,11 +500,56 @@ class Run:
     def values(self) -> dict[str, Any]:
         return read_values(self.channels, self.graph.output_keys)
 
+    def output_values(self) -> dict[str, Any]:
+        return values_with_pending(self.graph, self.channels, self.ckpt)
+
     def output(self) -> dict[str, Any]:
-        out = values_with_pending(self.graph, self.channels, self.ckpt)
+        out = self.output_values()
         if self.interrupts:
             out[INTERRUPT] = list(self.interrupts)
         return out
+
+
+def validate_resume(graph: GraphSpec, thread: Thread, resume: Any, *,
+                    checkpoint: str | None = None, ckpt: Checkpoint | None = None,
+                    channels: Mapping[str, Channel] | None = None
+                    ) -> tuple[dict[str, Any], Any]:
+    """Check a resume against what is pending; returns (id map, single value).
+
+    Raises InvalidResumeError for an unknown id (strict), one value for several
+    pending interrupts, or a resume on a thread with nothing to run (strict).
+    """
+    if ckpt is None:
+        ckpt = thread.get(checkpoint)
+    pending = pending_interrupts(ckpt)
+    strict = graph.strict_resume
+    if isinstance(resume, dict) and resume and all(is_interrupt_id(k) for k in resume):
+        unknown = [k for k in resume if k not in pending]
+        if strict and unknown:
+            raise InvalidResumeError(
+                f"interrupt id {unknown[0]!r} is not pending on thread '{thread.thread_id}'. "
+                f"Pending: {sorted(pending) or 'none'}. A stale or duplicated answer is "
+                f"refused so that it cannot answer a later question.",
+                pending_ids=sorted(pending))
+        return dict(resume), MISSING
+    if len(pending) > 1:
+        raise InvalidResumeError(
+            "When there are multiple pending interrupts, you must specify the interrupt id "
+            "when resuming: Command(resume={interrupt_id: value, ...}). Pending: "
+            f"{sorted(pending)}", pending_ids=sorted(pending))
+    if not pending and strict:
+        if ckpt is not None and channels is None:
+            channels = restore_channels(graph, ckpt)
+            if ckpt.null_writes:
+                apply_writes(graph, copy.deepcopy(ckpt), dict(channels),
+                             [(None, ckpt.null_writes)], ckpt.step)
+        if ckpt is None or not prepare_tasks(graph, ckpt, channels or {}):
+            state = "has finished" if ckpt is not None else "was never started"
+            raise InvalidResumeError(
+                f"thread '{thread.thread_id}' has nothing to resume: it {state}. Invoke it "
+                f"with new input instead (or compile with strict_resume=False to ignore "
+                f"such resumes).")
+    return {}, resume
 
 
 def goto_writes(graph: GraphSpec, gotos: Sequence[str | Send]) -> list[Write]:

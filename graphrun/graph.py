@@ -358,7 +358,7 @@ class GraphSpec:
         writes = [(k, v) for k, v in items if k in self.channels and k in self.state_keys]
         unknown = [k for k, _ in (update.items() if isinstance(update, dict) else [])
                    if k not in self.state_keys]
-        if unknown and not writes:
+        if unknown and not writes and node not in (START, "input"):
             raise InvalidUpdateError(
                 f"node '{node}' returned keys {unknown} that are not in the state schema "
                 f"{list(self.state_keys)}. Return a dict of state keys.", nodes=[node])

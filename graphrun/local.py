@@ -156,14 +156,14 @@ class CompiledStateGraph:
         """Yield 'values' (the state after each step) or 'updates' ({node: update})."""
         run = self._run(input, config)
         for events in self._steps(run, config):
-            yield from _chunks(events, stream_mode, run)
+            yield from _chunks(events, stream_mode)
 
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
                       stream_mode: str | Sequence[str] = "values", **_: Any
                       ) -> AsyncIterator[Any]:
         run = self._run(input, config)
         async for events in self._asteps(run, config):
-            for chunk in _chunks(events, stream_mode, run):
+            for chunk in _chunks(events, stream_mode):
                 yield chunk
 
     # -- subgraphs -----------------------------------------------------------
@@ -259,19 +259,8 @@ def _backoff(policy: Any, attempt: int) -> float:
                      policy.initial_interval * policy.backoff_factor ** (attempt - 1)))
 
 
-def _chunks(events: list[tuple[str, Any]], stream_mode: str | Sequence[str], run: Run
-            ) -> Iterator[Any]:
+def _chunks(events: list[tuple[str, Any]], stream_mode: str | Sequence[str]) -> Iterator[Any]:
     modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
-    last_values: Any = None
     for mode, payload in events:
-        if mode == "values":
-            last_values = payload
-        if mode == "updates" and INTERRUPT in payload and "values" in modes:
-            if payload[INTERRUPT]:
-                chunk = {**run.values(), INTERRUPT: payload[INTERRUPT]}
-                yield chunk if len(modes) == 1 else ("values", chunk)
-            if "updates" not in modes:
-                continue
         if mode in modes:
             yield payload if len(modes) == 1 else (mode, payload)
-    del last_values

@@ -1,1 +1,5 @@
-"""Temporal workflows of graphrun, installed as graphrun.workflows."""
+"""Temporal workflows of graphrun (installed as graphrun.workflows)."""
+
+from graphrun.workflows.graph_workflow import GraphWorkflow
+
+__all__ = ["GraphWorkflow"]

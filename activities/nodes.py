@@ -1,0 +1,49 @@
+"""The node activity: runs one task's node and routing; all user code runs here.
+
+An `interrupt()` comes back as part of the result, never as an exception, so
+Temporal's retries can neither swallow nor repeat it. Real errors raise and
+are retried according to the node's RetryPolicy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from graphrun import registry, serde
+from graphrun.channels import MISSING
+from graphrun.engine import TaskCall
+from graphrun.payloads import NodeCall, NodeResult
+from graphrun.runner import arun_task, run_task
+
+
+@activity.defn(name="run_node")
+async def run_node(call: NodeCall) -> NodeResult:
+    spec = registry.lookup(call.graph).spec
+    node = spec.nodes[call.node]
+    task_call = TaskCall(
+        task=serde.loads(call.task), resume=serde.loads(call.resume),
+        null_resume=serde.loads(call.null_resume) if call.has_null_resume else MISSING,
+        nested=serde.loads(call.nested))
+    config: dict[str, Any] = serde.loads(call.config) or {}
+    config["configurable"] = {**config.get("configurable", {}), "thread_id": call.thread_id}
+    resume_map = serde.loads(call.resume_map)
+    if node.is_async or node.is_subgraph:
+        result = await arun_task(spec, task_call, config, resume_map=resume_map)
+    else:  # a sync node must not block the worker's event loop (heartbeats, other tasks)
+        result = await asyncio.to_thread(run_task, spec, task_call, config,
+                                         resume_map=resume_map)
+    if result.exception is not None:
+        exc = result.exception
+        policy = node.retry_policy
+        retry = policy is not None and policy.should_retry(exc)
+        raise ApplicationError(str(exc), type=type(exc).__name__,
+                               non_retryable=not retry) from exc
+    return NodeResult(
+        writes=serde.dumps(result.writes), update=serde.dumps(result.update),
+        interrupts=[serde.interrupt_to_json(i) for i in result.interrupts],
+        resume=serde.dumps(result.resume), nested=serde.dumps(result.nested),
+        invalid_resume=result.invalid_resume)

@@ -1,0 +1,253 @@
+"""Calling graphs on Temporal: `GraphClient` and `RemoteGraph`.
+
+A RemoteGraph has the compiled graph's method names (`ainvoke`, `aget_state`,
+...), so code written against the in-process driver moves over unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+from datetime import timedelta
+from typing import Any, AsyncIterator, Mapping, Sequence
+
+from temporalio.client import (Client, WithStartWorkflowOperation, WorkflowExecutionStatus,
+                               WorkflowUpdateFailedError)
+from temporalio.common import (SearchAttributeKey, TypedSearchAttributes,
+                               WorkflowIDConflictPolicy)
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from graphrun import errors, serde
+from graphrun.payloads import InvokeRequest, RunResult, StartRequest, ThreadResult
+from graphrun.types import INTERRUPT, StateSnapshot
+
+data_converter = pydantic_data_converter
+"""The converter both sides use: pydantic models and plain JSON on the wire."""
+
+GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
+GRAPH_NAME = SearchAttributeKey.for_keyword("GraphName")
+
+
+def with_data_converter(client: Client) -> Client:
+    """The same connection, with graphrun's data converter."""
+    if client.data_converter is data_converter:
+        return client
+    config = client.config()
+    config["data_converter"] = data_converter
+    return Client(**config)
+
+
+@dataclasses.dataclass(frozen=True)
+class ThreadInfo:
+    """A thread as listed by `GraphClient.list_threads`."""
+
+    thread_id: str
+    graph: str | None
+    status: str | None
+    workflow_status: str
+    run_id: str | None
+
+
+_ERRORS: dict[str, type[Exception]] = {
+    "InvalidResumeError": errors.InvalidResumeError,
+    "InvalidUpdateError": errors.InvalidUpdateError,
+    "EmptyInputError": errors.EmptyInputError,
+    "GraphRecursionError": errors.GraphRecursionError,
+    "GraphNotFoundError": errors.GraphNotFoundError,
+    "RuntimeError": RuntimeError,
+    "ValueError": ValueError,
+}
+
+
+def _translate(exc: BaseException) -> BaseException:
+    cause = exc.cause if isinstance(exc, WorkflowUpdateFailedError) else exc
+    if isinstance(cause, ApplicationError):
+        cls = _ERRORS.get(cause.type or "", errors.GraphrunError)
+        return cls(cause.message)
+    return exc
+
+
+class GraphClient:
+    """Starts, resumes and reads threads of graphs served by a graphrun worker."""
+
+    def __init__(self, client: Client, *, task_queue: str = "graphrun",
+                 id_prefix: str = "") -> None:
+        self.client = with_data_converter(client)
+        self.task_queue = task_queue
+        self.id_prefix = id_prefix
+
+    @classmethod
+    async def connect(cls, target: str | None = None, *, namespace: str | None = None,
+                      task_queue: str = "graphrun", id_prefix: str = "",
+                      tls: bool | Any = False, api_key: str | None = None,
+                      **connect_options: Any) -> "GraphClient":
+        """Connect to Temporal (default: $TEMPORAL_ADDRESS or localhost:7233)."""
+        client = await Client.connect(
+            target or os.environ.get("TEMPORAL_ADDRESS", "localhost:7233"),
+            namespace=namespace or os.environ.get("TEMPORAL_NAMESPACE", "default"),
+            data_converter=data_converter, tls=tls or bool(api_key), api_key=api_key,
+            **connect_options)
+        return cls(client, task_queue=task_queue, id_prefix=id_prefix)
+
+    def graph(self, name: str) -> "RemoteGraph":
+        return RemoteGraph(self, name)
+
+    def workflow_id(self, thread_id: str) -> str:
+        return f"{self.id_prefix}{thread_id}"
+
+    async def resume(self, thread_id: str, value: Any, interrupt_id: str | None = None) -> None:
+        """Answer a paused thread by signal (fire and forget)."""
+        payload = {interrupt_id: value} if interrupt_id else value
+        handle = self.client.get_workflow_handle(self.workflow_id(thread_id))
+        await handle.signal("resume", {"resume": serde.dumps(payload)})
+
+    async def list_threads(self, *, status: str | None = None, graph: str | None = None,
+                           limit: int = 100) -> list[ThreadInfo]:
+        """Threads by GraphStatus / GraphName (running workflows and finished ones)."""
+        clauses = ["WorkflowType = 'GraphWorkflow'"]
+        if status:
+            clauses.append(f"GraphStatus = '{status}'")
+        if graph:
+            clauses.append(f"GraphName = '{graph}'")
+        out: list[ThreadInfo] = []
+        async for wf in self.client.list_workflows(" AND ".join(clauses), limit=limit):
+            sa = wf.typed_search_attributes
+            out.append(ThreadInfo(
+                thread_id=wf.id[len(self.id_prefix):] if wf.id.startswith(self.id_prefix)
+                else wf.id, graph=sa.get(GRAPH_NAME), status=sa.get(GRAPH_STATUS),
+                workflow_status=wf.status.name if wf.status else "UNKNOWN", run_id=wf.run_id))
+        return out
+
+
+def _thread_id(config: Mapping[str, Any] | None) -> str:
+    tid = ((config or {}).get("configurable") or {}).get("thread_id")
+    if not tid:
+        raise ValueError('a thread_id is required: config={"configurable": {"thread_id": ...}}')
+    return str(tid)
+
+
+class RemoteGraph:
+    """A graph served on Temporal, with the compiled graph's method names."""
+
+    def __init__(self, gc: GraphClient, name: str) -> None:
+        self.gc = gc
+        self.name = name
+
+    async def _run(self, input: Any, config: Mapping[str, Any] | None) -> RunResult:
+        tid = _thread_id(config)
+        configurable = dict((config or {}).get("configurable") or {})
+        req = InvokeRequest(input=serde.dumps(input),
+                            checkpoint_id=configurable.pop("checkpoint_id", None),
+                            config={"configurable": serde.dumps(configurable),
+                                    **({"recursion_limit": config["recursion_limit"]}
+                                       if config and "recursion_limit" in config else {})})
+        client = self.gc.client
+        wid = self.gc.workflow_id(tid)
+        handle = client.get_workflow_handle(wid)
+        try:
+            try:
+                return await handle.execute_update("invoke", req, result_type=RunResult)
+            except RPCError as exc:
+                if exc.status != RPCStatusCode.NOT_FOUND:
+                    raise
+            seed = await self._finished_thread(wid)
+            op = WithStartWorkflowOperation(
+                "GraphWorkflow", StartRequest(graph=self.name, thread_id=tid, thread=seed),
+                id=wid, task_queue=self.gc.task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                search_attributes=TypedSearchAttributes([GRAPH_NAME.value_set(self.name),
+                                                         GRAPH_STATUS.value_set("running")]))
+            return await client.execute_update_with_start_workflow(
+                "invoke", req, start_workflow_operation=op, result_type=RunResult)
+        except WorkflowUpdateFailedError as exc:
+            raise _translate(exc) from exc
+
+    async def _finished_thread(self, wid: str) -> dict[str, Any] | None:
+        """The final state of the thread's last completed run, if there is one."""
+        handle = self.gc.client.get_workflow_handle(wid)
+        try:
+            desc = await handle.describe()
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                return None
+            raise
+        if desc.status != WorkflowExecutionStatus.COMPLETED:
+            return None
+        result: ThreadResult = await handle.result(result_type=ThreadResult)
+        return result.thread
+
+    @staticmethod
+    def _output(result: RunResult) -> dict[str, Any]:
+        if result.status == "failed" and result.error:
+            e = result.error
+            if e.get("type") == "NodeFailedError":
+                raise errors.NodeFailedError(e.get("node", "?"), e.get("error_type", ""),
+                                             e.get("error_message", ""))
+            raise _ERRORS.get(e.get("type", ""), errors.GraphrunError)(e.get("message", ""))
+        out: dict[str, Any] = serde.loads(result.values) or {}
+        if result.interrupts:
+            out[INTERRUPT] = [serde.interrupt_from_json(i) for i in result.interrupts]
+        return out
+
+    async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None, **_: Any
+                      ) -> dict[str, Any]:
+        """Run the thread's graph until it ends or pauses; the thread lives on Temporal."""
+        return self._output(await self._run(input, config))
+
+    def invoke(self, input: Any, config: Mapping[str, Any] | None = None, **kw: Any
+               ) -> dict[str, Any]:
+        return asyncio.run(self.ainvoke(input, config, **kw))
+
+    async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
+                      stream_mode: str | Sequence[str] = "values", **_: Any
+                      ) -> AsyncIterator[Any]:
+        """The run's chunks, delivered when the run next stops."""
+        result = await self._run(input, config)
+        modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
+        out = self._output(result)
+        for mode, payload in serde.loads(result.events):
+            if mode in modes:
+                yield payload if len(modes) == 1 else (mode, payload)
+        del out
+
+    async def aget_state(self, config: Mapping[str, Any], *, subgraphs: bool = False
+                         ) -> StateSnapshot:
+        tid = _thread_id(config)
+        cid = ((config or {}).get("configurable") or {}).get("checkpoint_id")
+        handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(tid))
+        try:
+            data = await handle.query("get_state", cid)
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                return StateSnapshot(values={}, next=(), config={"configurable": {
+                    "thread_id": tid}}, metadata=None, created_at=None, parent_config=None,
+                    tasks=())
+            raise
+        return serde.snapshot_from_json(data)
+
+    async def aget_state_history(self, config: Mapping[str, Any], *, limit: int | None = None,
+                                 before: Mapping[str, Any] | None = None, **_: Any
+                                 ) -> AsyncIterator[StateSnapshot]:
+        tid = _thread_id(config)
+        bid = ((before or {}).get("configurable") or {}).get("checkpoint_id")
+        handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(tid))
+        for item in await handle.query("get_state_history", args=[limit, bid]):
+            yield serde.snapshot_from_json(item)
+
+    async def aupdate_state(self, config: Mapping[str, Any], values: Any,
+                            as_node: str | None = None) -> dict[str, Any]:
+        tid = _thread_id(config)
+        cid = ((config or {}).get("configurable") or {}).get("checkpoint_id")
+        handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(tid))
+        try:
+            new_id = await handle.execute_update(
+                "update_state", args=[serde.dumps(values), as_node, cid], result_type=str)
+        except WorkflowUpdateFailedError as exc:
+            raise _translate(exc) from exc
+        return {"configurable": {"thread_id": tid, "checkpoint_ns": "", "checkpoint_id": new_id}}
+
+    def get_state(self, config: Mapping[str, Any]) -> StateSnapshot:
+        return asyncio.run(self.aget_state(config))

@@ -1,0 +1,96 @@
+"""Every pydantic model that crosses Temporal, and nothing else.
+
+Values inside (state, writes, answers) are typed JSON from `graphrun.serde`,
+so the wire stays plain JSON: `temporal workflow signal --name resume
+--input '{"resume": true}'` works from any shell or language. New fields get
+defaults; no model forbids extra fields, so an older worker accepts a newer one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class NodeCall(_Wire):
+    """The node activity's input: one task and its answers so far."""
+
+    graph: str
+    node: str
+    task_id: str
+    step: int
+    thread_id: str
+    task: dict[str, Any]  # engine.Task, as typed JSON
+    resume: list[Any] = []
+    null_resume: Any = None
+    has_null_resume: bool = False
+    resume_map: dict[str, Any] = {}
+    nested: dict[str, Any] = {}
+    config: dict[str, Any] = {}
+
+
+class NodeResult(_Wire):
+    """The node activity's output. Interrupts are data here, never exceptions."""
+
+    writes: list[Any] = []
+    update: Any = None
+    interrupts: list[dict[str, Any]] = []
+    resume: list[Any] = []
+    nested: dict[str, Any] = {}
+    invalid_resume: str | None = None
+
+
+class ResumeSignal(_Wire):
+    """`{"resume": value}` or `{"resume": {"<interrupt id>": value, ...}}`."""
+
+    resume: Any = None
+
+
+class InvokeRequest(_Wire):
+    """The `invoke` update: new input, None (continue), or a Command (typed JSON)."""
+
+    input: Any = None
+    checkpoint_id: str | None = None
+    config: dict[str, Any] = {}
+
+
+class RunResult(_Wire):
+    """What `invoke` returns: the state, the questions asked, and how the run ended."""
+
+    status: str  # running | interrupted | done | failed
+    values: Any = None  # typed JSON of the output dict
+    interrupts: list[dict[str, Any]] = []
+    error: dict[str, str] | None = None
+    events: Any = None  # typed JSON list of (stream mode, chunk), for astream
+
+
+class StartRequest(_Wire):
+    """GraphWorkflow's input; also what continue-as-new carries."""
+
+    graph: str
+    thread_id: str
+    thread: dict[str, Any] | None = None  # a seeded thread (previous run, continue-as-new)
+    max_history: int = 100
+    history_event_limit: int = 10_000
+
+
+class ThreadResult(_Wire):
+    """GraphWorkflow's result when a graph run ends: its final thread state."""
+
+    graph: str
+    thread: dict[str, Any]
+    values: Any = None
+
+
+class StateQuery(_Wire):
+    checkpoint_id: str | None = None
+
+
+class HistoryQuery(_Wire):
+    limit: int | None = None
+    before: str | None = None

@@ -1,0 +1,26 @@
+"""The graphs a worker serves, by their stable registered name.
+
+The workflow looks graphs up here, never by a per-process id, so a thread
+paused before a worker restart resumes on a new worker process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphrun.errors import GraphNotFoundError
+
+_GRAPHS: dict[str, Any] = {}
+
+
+def register(name: str, graph: Any) -> None:
+    _GRAPHS[name] = graph
+
+
+def lookup(name: str) -> Any:
+    try:
+        return _GRAPHS[name]
+    except KeyError:
+        raise GraphNotFoundError(
+            f"Graph {name!r} not registered on this worker. Registered: {sorted(_GRAPHS)}. "
+            f"Pass it to create_worker(graphs={{{name!r}: graph}}).") from None

@@ -1,0 +1,55 @@
+"""Serving graphs on Temporal: `create_worker` and `create_replayer`."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from temporalio.client import Client
+from temporalio.worker import Replayer, Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from graphrun import registry
+from graphrun.activities import run_node
+from graphrun.client import data_converter, with_data_converter
+from graphrun.workflows import GraphWorkflow
+
+
+def _register(graphs: Mapping[str, Any]) -> None:
+    if not graphs:
+        raise ValueError("create_worker needs at least one graph: graphs={'name': graph}.")
+    for name, graph in graphs.items():
+        if not hasattr(graph, "spec"):
+            raise TypeError(f"graphs[{name!r}] is a {type(graph).__name__}, not a compiled "
+                            f"graph. Pass builder.compile(name={name!r}).")
+        registry.register(name, graph)
+
+
+def _runner() -> SandboxedWorkflowRunner:
+    # The workflow only runs graphrun's pure engine and the graphs' reducers; passing
+    # modules through lets reducers and state classes from user modules be used as is.
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_all_modules())
+
+
+def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str = "graphrun",
+                  **worker_options: Any) -> Worker:
+    """A temporalio Worker that runs GraphWorkflow and the node activity for `graphs`.
+
+    Args:
+        client: any temporalio Client; its data converter is replaced by graphrun's.
+        graphs: registered name -> compiled graph. Threads find their graph by this
+            name, so keep it stable across deploys.
+        task_queue: the queue GraphClient starts threads on.
+        **worker_options: passed to temporalio's Worker (e.g. max_cached_workflows).
+    """
+    _register(graphs)
+    return Worker(with_data_converter(client), task_queue=task_queue,
+                  workflows=[GraphWorkflow], activities=[run_node],
+                  workflow_runner=_runner(), **worker_options)
+
+
+def create_replayer(graphs: Mapping[str, Any], **replayer_options: Any) -> Replayer:
+    """A Replayer configured exactly like the worker, for replay tests of histories."""
+    _register(graphs)
+    return Replayer(workflows=[GraphWorkflow], data_converter=data_converter,
+                    workflow_runner=_runner(), **replayer_options)

@@ -1,0 +1,313 @@
+"""GraphWorkflow: one workflow per thread, driving the same engine as `graphrun.local`.
+
+Deterministic by construction: the engine is pure, ids are hashes, the only
+clock is `workflow.now()`. Node code never runs here; each task is the
+`run_node` activity, which reports interrupts as its result. Reducers run here,
+so they must be pure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy as TemporalRetryPolicy
+from temporalio.common import SearchAttributeKey
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from graphrun import engine, registry, serde
+    from graphrun.errors import GraphrunError, InvalidResumeError
+    from graphrun.graph import GraphSpec, NodeSpec
+    from graphrun.payloads import (InvokeRequest, NodeCall, NodeResult, RunResult,
+                                   StartRequest, ThreadResult)
+    from graphrun.runner import node_writes, run_task
+    from graphrun.types import START, Command
+
+GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
+GRAPH_NAME = SearchAttributeKey.for_keyword("GraphName")
+DEFAULT_NODE_TIMEOUT = timedelta(minutes=5)
+
+
+@dataclass
+class _Invocation:
+    number: int
+    input: Any
+    checkpoint_id: str | None
+    config: dict[str, Any]
+    from_signal: bool = False
+
+
+@workflow.defn(name="GraphWorkflow")
+class GraphWorkflow:
+    @workflow.init
+    def __init__(self, req: StartRequest) -> None:
+        self._req = req
+        self._graph = registry.lookup(req.graph)
+        self._spec: GraphSpec = self._graph.spec
+        self._thread = (serde.thread_from_json(req.thread) if req.thread
+                        else engine.Thread(thread_id=req.thread_id))
+        self._thread.max_history = req.max_history
+        self._inbox: list[_Invocation] = []
+        self._results: dict[int, RunResult] = {}
+        self._count = 0
+        self._busy = False
+        self._status = "done" if req.thread else "running"
+        self._rejected: list[str] = []
+
+    # -- the loop -------------------------------------------------------------------
+    @workflow.run
+    async def run(self, req: StartRequest) -> ThreadResult:
+        while True:
+            await workflow.wait_condition(
+                lambda: bool(self._inbox) or (self._status == "done"
+                                              and workflow.all_handlers_finished()))
+            if not self._inbox:
+                break
+            item = self._inbox.pop(0)
+            self._busy = True
+            try:
+                result = await self._process(item)
+            finally:
+                self._busy = False
+            self._results[item.number] = result
+            if not self._inbox and self._history_is_long():
+                await workflow.wait_condition(
+                    lambda: bool(self._inbox) or workflow.all_handlers_finished())
+                if not self._inbox:
+                    workflow.continue_as_new(StartRequest(
+                        graph=req.graph, thread_id=req.thread_id,
+                        thread=serde.thread_to_json(self._thread), max_history=req.max_history,
+                        history_event_limit=req.history_event_limit))
+        values = engine.values_with_pending(
+            self._spec, engine.restore_channels(self._spec, self._thread.head), None)
+        return ThreadResult(graph=req.graph, thread=serde.thread_to_json(self._thread),
+                            values=serde.dumps(values))
+
+    def _history_is_long(self) -> bool:
+        info = workflow.info()
+        return (info.is_continue_as_new_suggested()
+                or info.get_current_history_length() > self._req.history_event_limit)
+
+    async def _process(self, item: _Invocation) -> RunResult:
+        before = self._status
+        try:
+            run = engine.Run(self._spec, self._thread, item.input, clock=self._now,
+                             checkpoint=item.checkpoint_id,
+                             recursion_limit=int(item.config.get("recursion_limit", 25)))
+        except (GraphrunError, RuntimeError, ValueError) as exc:
+            return self._refused(item, exc)
+        self._set_status("running")
+        events: list[Any] = []
+        try:
+            while tasks := run.next_tasks():
+                events += run.events
+                run.events = []
+                results = await asyncio.gather(*(self._execute(run, t, item) for t in tasks))
+                run.finish_step(results)
+            events += run.events
+        except InvalidResumeError as exc:
+            self._set_status(before)
+            return self._refused(item, exc)
+        except GraphrunError as exc:
+            self._set_status("failed")
+            return RunResult(status="failed", values=serde.dumps(run.values()),
+                             error={"type": type(exc).__name__, "message": str(exc)})
+        if run.status == "failed":
+            failed = run.failed[0]
+            node = next(t.name for t in run._tasks if t.id == failed.task_id)
+            self._set_status("failed")
+            err = failed.error or {}
+            return RunResult(status="failed", values=serde.dumps(run.output()), error={
+                "type": "NodeFailedError", "node": node, "error_type": err.get("type", ""),
+                "message": f"node '{node}' failed: {err.get('type')}: {err.get('message')}",
+                "error_message": err.get("message", "")})
+        self._set_status("interrupted" if run.status == "interrupted" else "done")
+        return RunResult(status=self._status, values=serde.dumps(run.output_values()),
+                         interrupts=[serde.interrupt_to_json(i) for i in run.interrupts],
+                         events=serde.dumps(events))
+
+    def _refused(self, item: _Invocation, exc: Exception) -> RunResult:
+        message = f"{type(exc).__name__}: {exc}"
+        if item.from_signal:
+            # A bad signal changes nothing; it is logged and kept on the thread.
+            workflow.logger.warning("resume signal refused: %s", message)
+            self._rejected.append(message)
+            self._publish_details()
+        return RunResult(status=self._status,
+                         error={"type": type(exc).__name__, "message": str(exc)})
+
+    async def _execute(self, run: engine.Run, task: engine.Task, item: _Invocation
+                       ) -> engine.TaskResult:
+        call = run.call_for(task)
+        if task.name == START and START not in self._spec.branches:
+            return run_task(self._spec, call)  # no user code: mapping input to state
+        node: NodeSpec = self._spec.nodes[task.name]
+        payload = NodeCall(
+            graph=self._req.graph, node=task.name, task_id=task.id, step=task.step,
+            thread_id=self._thread.thread_id, task=serde.dumps(task),
+            resume=serde.dumps(call.resume),
+            null_resume=serde.dumps(None if call.null_resume is engine.MISSING
+                                    else call.null_resume),
+            has_null_resume=call.null_resume is not engine.MISSING,
+            resume_map=serde.dumps(dict(run.resume_map)), nested=serde.dumps(call.nested),
+            config=serde.dumps({k: v for k, v in item.config.items() if k == "configurable"}))
+        options: dict[str, Any] = {
+            "start_to_close_timeout": node.timeout or DEFAULT_NODE_TIMEOUT,
+            "retry_policy": _retry_policy(node),
+            "summary": task.name,
+        }
+        try:
+            if node.local if node.local is not None else bool(
+                    self._spec.builder.__dict__.get("local_activities")):
+                res = await workflow.execute_local_activity(
+                    "run_node", payload, result_type=NodeResult, **options)
+            else:
+                if node.heartbeat_timeout:
+                    options["heartbeat_timeout"] = node.heartbeat_timeout
+                res = await workflow.execute_activity(
+                    "run_node", payload, result_type=NodeResult, **options)
+        except ActivityError as exc:
+            cause = exc.cause
+            error_type = (cause.type if isinstance(cause, ApplicationError) and cause.type
+                          else type(cause).__name__)
+            message = cause.message if isinstance(cause, ApplicationError) else str(cause)
+            return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
+                                     error={"type": error_type or "Exception",
+                                            "message": message})
+        return engine.TaskResult(
+            task_id=task.id, writes=[tuple(w) for w in _loads(res.writes)],
+            update=_loads(res.update),
+            interrupts=[serde.interrupt_from_json(i) for i in res.interrupts],
+            resume=_loads(res.resume), nested=_loads(res.nested),
+            invalid_resume=res.invalid_resume)
+
+    def _now(self) -> str:
+        return workflow.now().isoformat()
+
+    # -- status for people ----------------------------------------------------------
+    def _set_status(self, status: str) -> None:
+        self._status = status
+        workflow.upsert_search_attributes([GRAPH_STATUS.value_set(status),
+                                           GRAPH_NAME.value_set(self._req.graph)])
+        self._publish_details()
+
+    def _publish_details(self) -> None:
+        lines = [f"**{self._req.graph}** · thread `{self._thread.thread_id}` · "
+                 f"**{self._status}**"]
+        for i in engine.pending_interrupts(self._thread.head).values():
+            lines.append(f"\n**Waiting for an answer** (interrupt id `{i.id}`):\n")
+            lines.append("```json\n" + _json(serde.dumps(i.value)) + "\n```")
+        head = self._thread.head
+        if head is not None:
+            failed = [p for p in head.pending.values() if p.status == "failed"]
+            for p in failed:
+                lines.append(f"\n**Failed:** {p.error}")
+        if self._rejected:
+            lines.append(f"\nLast refused resume: {self._rejected[-1]}")
+        workflow.set_current_details("\n".join(lines))
+
+    # -- handlers -------------------------------------------------------------------
+    def _enqueue(self, input: Any, checkpoint_id: str | None, config: dict[str, Any],
+                 from_signal: bool = False) -> int:
+        self._count += 1
+        self._inbox.append(_Invocation(self._count, input, checkpoint_id, config, from_signal))
+        return self._count
+
+    @workflow.update
+    async def invoke(self, req: InvokeRequest) -> RunResult:
+        """Run the graph with new input, None or a Command; answers when it next stops."""
+        n = self._enqueue(_loads(req.input), req.checkpoint_id, dict(req.config))
+        await workflow.wait_condition(lambda: n in self._results)
+        result = self._results.pop(n)
+        if result.error is not None and result.status != "failed":
+            raise ApplicationError(result.error["message"], result.error,
+                                   type=result.error["type"], non_retryable=True)
+        return result
+
+    @invoke.validator
+    def _validate_invoke(self, req: InvokeRequest) -> None:
+        # Reject a bad resume before it enters history, when the answer is knowable now.
+        value = _loads(req.input)
+        if isinstance(value, Command) and value.resume is not None and not (
+                self._busy or self._inbox):
+            engine.validate_resume(self._spec, self._thread, value.resume,
+                                   checkpoint=req.checkpoint_id)
+
+    @workflow.update
+    async def update_state(self, values: Any, as_node: str | None = None,
+                           checkpoint_id: str | None = None) -> str:
+        """Write values as if `as_node` returned them; returns the new checkpoint id.
+
+        The node's static edges and routing are applied here, in the workflow, so
+        a routing function used this way must be pure.
+        """
+        await workflow.wait_condition(lambda: not self._busy and not self._inbox)
+        try:
+            ckpt = engine.update_state(self._spec, self._thread, _loads(values), as_node,
+                                       clock=self._now, checkpoint=checkpoint_id,
+                                       node_writes=node_writes)
+        except (GraphrunError, ValueError) as exc:
+            raise ApplicationError(str(exc), type=type(exc).__name__,
+                                   non_retryable=True) from exc
+        self._publish_details()
+        return ckpt.id
+
+    @workflow.signal
+    def resume(self, payload: Any) -> None:
+        """`{"resume": value}` or `{"resume": {"<interrupt id>": value}}`, from anywhere."""
+        if not isinstance(payload, dict) or "resume" not in payload:
+            message = (f"resume signal needs {{\"resume\": <value>}}, got {payload!r:.200}")
+            workflow.logger.warning(message)
+            self._rejected.append(message)
+            self._publish_details()
+            return
+        self._enqueue(Command(resume=_loads(payload["resume"])), None, {},
+                      from_signal=True)
+
+    @workflow.query
+    def get_state(self, checkpoint_id: str | None = None) -> dict[str, Any]:
+        snap = engine.snapshot(self._spec, self._thread, self._thread.get(checkpoint_id))
+        return {**serde.snapshot_to_json(snap), "status": self._status,
+                "refused": list(self._rejected)}
+
+    @workflow.query
+    def get_state_history(self, limit: int | None = None, before: str | None = None
+                          ) -> list[dict[str, Any]]:
+        items = list(reversed(self._thread.checkpoints))
+        if before is not None:
+            ids = [c.id for c in items]
+            items = items[ids.index(before) + 1:] if before in ids else []
+        return [serde.snapshot_to_json(engine.snapshot(self._spec, self._thread, c,
+                                                       with_pending=False))
+                for c in (items[:limit] if limit else items)]
+
+    @workflow.query
+    def pending_interrupts(self) -> list[dict[str, Any]]:
+        return [serde.interrupt_to_json(i)
+                for i in engine.pending_interrupts(self._thread.head).values()]
+
+
+def _loads(data: Any) -> Any:
+    # State classes named in stored data are imported from the host, not the sandbox.
+    with workflow.unsafe.imports_passed_through():
+        return serde.loads(data)
+
+
+def _retry_policy(node: NodeSpec) -> TemporalRetryPolicy:
+    p = node.retry_policy
+    if p is None:  # LangGraph runs a node without a retry policy once
+        return TemporalRetryPolicy(maximum_attempts=1)
+    return TemporalRetryPolicy(initial_interval=timedelta(seconds=p.initial_interval),
+                               backoff_coefficient=p.backoff_factor,
+                               maximum_interval=timedelta(seconds=p.max_interval),
+                               maximum_attempts=p.max_attempts)
+
+
+def _json(v: Any) -> str:
+    import json
+
+    return json.dumps(v, indent=2, ensure_ascii=False, default=str)[:4000]
