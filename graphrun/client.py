@@ -14,7 +14,7 @@ from typing import Any, AsyncIterator, Mapping, Sequence
 
 from temporalio.client import (Client, WithStartWorkflowOperation, WorkflowExecutionStatus,
                                WorkflowUpdateFailedError)
-from temporalio.common import (SearchAttributeKey, TypedSearchAttributes,
+from temporalio.common import (SearchAttributeKey, SearchAttributePair, TypedSearchAttributes,
                                WorkflowIDConflictPolicy)
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
@@ -158,8 +158,9 @@ class RemoteGraph:
                 "GraphWorkflow", StartRequest(graph=self.name, thread_id=tid, thread=seed),
                 id=wid, task_queue=self.gc.task_queue,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-                search_attributes=TypedSearchAttributes([GRAPH_NAME.value_set(self.name),
-                                                         GRAPH_STATUS.value_set("running")]))
+                search_attributes=TypedSearchAttributes([
+                    SearchAttributePair(GRAPH_NAME, self.name),
+                    SearchAttributePair(GRAPH_STATUS, "running")]))
             return await client.execute_update_with_start_workflow(
                 "invoke", req, start_workflow_operation=op, result_type=RunResult)
         except WorkflowUpdateFailedError as exc:

@@ -163,8 +163,8 @@ def read_values(channels: Mapping[str, Channel], keys: Iterable[str]) -> dict[st
 def values_with_pending(graph: GraphSpec, channels: Mapping[str, Channel],
                         ckpt: Checkpoint | None) -> dict[str, Any]:
     """State values plus the writes of this step's finished tasks (what LangGraph shows)."""
-    done = [p for _, p in sorted((ckpt.pending if ckpt else {}).items())
-            if p.status == "done"]
+    # `pending` is kept in task path order, the order writes are merged in.
+    done = [p for p in (ckpt.pending if ckpt else {}).values() if p.status == "done"]
     if not done:
         return read_values(channels, graph.output_keys)
     grouped: dict[str, list[Any]] = {}

@@ -76,3 +76,26 @@ async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
         yield env
     finally:
         await env.shutdown()
+
+
+@pytest.fixture(scope="session")
+async def graph_worker(temporal_client: Client) -> AsyncIterator[str]:
+    """One graphrun worker for the session; tests register graphs under unique names.
+
+    Yields its task queue. The graph registry is looked up at run time, so graphs
+    registered after the worker started are served too.
+    """
+    from graphrun import START, StateGraph
+    from graphrun.worker import create_worker
+
+    from typing import TypedDict
+
+    class _S(TypedDict):
+        x: int
+
+    placeholder = StateGraph(_S).add_node("n", lambda s: s).add_edge(START, "n")
+    queue = f"graphrun-tests-{uuid.uuid4()}"
+    worker = create_worker(temporal_client, {"_placeholder": placeholder.compile(name="_p")},
+                           task_queue=queue)
+    async with worker:
+        yield queue

@@ -7,8 +7,16 @@ from typing import Any
 
 import pytest
 
-from graphrun.channels import (MISSING, BinaryOperatorAggregate, Channel, EphemeralValue,
-                               LastValue, NamedBarrierValue, Overwrite, Topic)
+from graphrun.channels import (
+    MISSING,
+    BinaryOperatorAggregate,
+    Channel,
+    EphemeralValue,
+    LastValue,
+    NamedBarrierValue,
+    Overwrite,
+    Topic,
+)
 from graphrun.errors import GraphrunError, InvalidUpdateError
 from graphrun.types import Send
 

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Callable, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import pydantic
 import pytest
 
 from graphrun import END, START, GraphValidationError, StateGraph
-from graphrun.channels import (BinaryOperatorAggregate, EphemeralValue, LastValue,
-                               NamedBarrierValue, Topic)
+from graphrun.channels import (
+    BinaryOperatorAggregate,
+    EphemeralValue,
+    LastValue,
+    NamedBarrierValue,
+    Topic,
+)
 from graphrun.errors import GraphrunError
 from graphrun.types import TASKS
 
