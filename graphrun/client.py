@@ -74,15 +74,27 @@ class GraphClient:
     """Starts, resumes and reads threads of graphs served by a graphrun worker."""
 
     def __init__(self, client: Client, *, task_queue: str = "graphrun",
-                 id_prefix: str = "") -> None:
+                 id_prefix: str = "", max_history: int = 100,
+                 history_event_limit: int = 10_000) -> None:
+        """Args:
+            client: any temporalio Client (graphrun sets its own data converter).
+            task_queue: where the graphrun worker listens.
+            id_prefix: workflow id = id_prefix + thread_id.
+            max_history: checkpoints a thread keeps (older ones are dropped).
+            history_event_limit: continue-as-new once a thread's history passes this
+                many events (or when Temporal suggests it), carrying the checkpoints.
+        """
         self.client = with_data_converter(client)
         self.task_queue = task_queue
         self.id_prefix = id_prefix
+        self.max_history = max_history
+        self.history_event_limit = history_event_limit
 
     @classmethod
     async def connect(cls, target: str | None = None, *, namespace: str | None = None,
                       task_queue: str = "graphrun", id_prefix: str = "",
                       tls: bool | Any = False, api_key: str | None = None,
+                      max_history: int = 100, history_event_limit: int = 10_000,
                       **connect_options: Any) -> "GraphClient":
         """Connect to Temporal (default: $TEMPORAL_ADDRESS or localhost:7233)."""
         client = await Client.connect(
@@ -90,7 +102,8 @@ class GraphClient:
             namespace=namespace or os.environ.get("TEMPORAL_NAMESPACE", "default"),
             data_converter=data_converter, tls=tls or bool(api_key), api_key=api_key,
             **connect_options)
-        return cls(client, task_queue=task_queue, id_prefix=id_prefix)
+        return cls(client, task_queue=task_queue, id_prefix=id_prefix, max_history=max_history,
+                   history_event_limit=history_event_limit)
 
     def graph(self, name: str) -> "RemoteGraph":
         return RemoteGraph(self, name)
@@ -155,7 +168,9 @@ class RemoteGraph:
                     raise
             seed = await self._finished_thread(wid)
             op = WithStartWorkflowOperation(
-                "GraphWorkflow", StartRequest(graph=self.name, thread_id=tid, thread=seed),
+                "GraphWorkflow", StartRequest(graph=self.name, thread_id=tid, thread=seed,
+                                             max_history=self.gc.max_history,
+                                             history_event_limit=self.gc.history_event_limit),
                 id=wid, task_queue=self.gc.task_queue,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 search_attributes=TypedSearchAttributes([
@@ -168,7 +183,7 @@ class RemoteGraph:
 
     async def _finished_thread(self, wid: str) -> dict[str, Any] | None:
         """The final state of the thread's last completed run, if there is one."""
-        handle = self.gc.client.get_workflow_handle(wid)
+        handle = self.gc.client.get_workflow_handle(wid, result_type=ThreadResult)
         try:
             desc = await handle.describe()
         except RPCError as exc:
@@ -177,7 +192,7 @@ class RemoteGraph:
             raise
         if desc.status != WorkflowExecutionStatus.COMPLETED:
             return None
-        result: ThreadResult = await handle.result(result_type=ThreadResult)
+        result: ThreadResult = await handle.result()
         return result.thread
 
     @staticmethod
