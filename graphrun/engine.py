@@ -465,7 +465,8 @@ class Run:
                                            INTERRUPT: tuple(self.interrupts)}))
             return
         step = ckpt.step + 1
-        versions, seen = dict(ckpt.channel_versions), copy.deepcopy(ckpt.versions_seen)
+        versions = dict(ckpt.channel_versions)
+        seen = {k: dict(v) for k, v in ckpt.versions_seen.items()}
         try:
             updated = apply_writes(self.graph, ckpt, self.channels,
                                    [(t, r.writes) for t, r in ordered], step)
