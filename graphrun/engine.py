@@ -309,12 +309,23 @@ class Run:
             base = self._fork(base, dropping_answers=not (
                 isinstance(input, Command) and input.resume is not None))
         self.channels = restore_channels(graph, base)
-        self.ckpt = base
+        # Work on a copy of the head; it replaces the head only once the run commits or
+        # pauses, so a refused input (a bad answer, say) leaves the thread untouched.
+        self._base = base
+        self.ckpt = base = _working_copy(base) if base is not None else None
         if base is not None and base.null_writes:
             apply_writes(graph, base, self.channels, [(None, base.null_writes)], base.step)
         self._start(input, checkpointer)
 
     # -- starting -----------------------------------------------------------
+    def _save_head(self) -> None:
+        if self._base is not None and self.ckpt is not None and self._base is not self.ckpt:
+            for i in range(len(self.thread.checkpoints) - 1, -1, -1):
+                if self.thread.checkpoints[i] is self._base:
+                    self.thread.checkpoints[i] = self.ckpt
+                    break
+        self._base = self.ckpt
+
     def _fork(self, base: Checkpoint, *, dropping_answers: bool) -> Checkpoint:
         pending = {} if dropping_answers else copy.deepcopy(base.pending)
         return self.thread.append(lambda cid: dataclasses.replace(
@@ -384,6 +395,7 @@ class Run:
         tasks = prepare_tasks(self.graph, ckpt, self.channels, self.ns)
         if not tasks:
             self.status = "done"
+            self._save_head()
             return []
         if self.steps >= self.recursion_limit:
             raise GraphRecursionError(
@@ -392,6 +404,7 @@ class Run:
                 f"graph for an endless loop.")
         if should_interrupt(ckpt, self.graph.interrupt_before, tasks):
             ckpt.versions_seen[INTERRUPT] = dict(ckpt.channel_versions)
+            self._save_head()
             self.status = "interrupted"
             self.events.append(("updates", {INTERRUPT: ()}))
             return []
@@ -454,6 +467,7 @@ class Run:
                 else:
                     pending[t.id] = PendingTask(status="done", writes=list(r.writes))
             ckpt.pending = pending
+            self._save_head()
             if failed:
                 self.status = "failed"
                 self.failed = failed
@@ -475,6 +489,7 @@ class Run:
             ckpt.channel_versions, ckpt.versions_seen = versions, seen
             ckpt.pending = {t.id: PendingTask(status="done", writes=list(r.writes))
                             for t, r in ordered}
+            self._save_head()
             raise
         self.steps += 1
         metadata_writes = {t.name: r.update for t, r in ordered} or None
@@ -489,6 +504,7 @@ class Run:
 
     def _commit(self, prev: Checkpoint, *, source: str, step: int,
                 writes: dict[str, Any] | None) -> None:
+        self._save_head()
         values = save_channels(self.channels)
         parent = prev.id or None
         self.ckpt = self.thread.append(lambda cid: Checkpoint(
@@ -496,6 +512,7 @@ class Run:
             channel_versions=dict(prev.channel_versions),
             versions_seen={k: dict(v) for k, v in prev.versions_seen.items()},
             parent_id=parent, created_at=self.clock(), writes=writes))
+        self._base = self.ckpt
 
     # -- results -------------------------------------------------------------
     def values(self) -> dict[str, Any]:
@@ -551,6 +568,13 @@ def validate_resume(graph: GraphSpec, thread: Thread, resume: Any, *,
                 f"with new input instead (or compile with strict_resume=False to ignore "
                 f"such resumes).")
     return {}, resume
+
+
+def _working_copy(c: Checkpoint) -> Checkpoint:
+    return dataclasses.replace(
+        c, channel_versions=dict(c.channel_versions),
+        versions_seen={k: dict(v) for k, v in c.versions_seen.items()},
+        pending=dict(c.pending), null_writes=list(c.null_writes))
 
 
 def goto_writes(graph: GraphSpec, gotos: Sequence[str | Send]) -> list[Write]:

@@ -200,6 +200,8 @@ class StateGraph:
                 raise GraphValidationError("END cannot be the start of an edge. Remove this edge.")
         if end_key == END:
             raise GraphValidationError("a join edge cannot end at END; join into a node.")
+        if end_key == START:
+            raise GraphValidationError("START cannot be the end of an edge. Remove this edge.")
         self.joins.append((starts, end_key))
         return self
 

@@ -521,12 +521,6 @@ def test_response_schema_is_published_and_validates_the_answer() -> None:
     assert run.output()["log"] == [True]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: Run._start appends a resume Command's update to head.null_writes (and bumps "
-    "channel_versions) before the answer is validated; when finish_step then raises "
-    "InvalidResumeError for a response_schema mismatch, the update stays on the thread "
-    "(get_state shows it, the next resume applies it), contradicting 'the thread is left "
-    "exactly as it was'."))
 def test_rejected_answer_does_not_apply_the_commands_update() -> None:
     def ask(state: Any) -> dict[str, Any]:
         return {"log": [interrupt("ok?", response_schema=Approval).approved]}

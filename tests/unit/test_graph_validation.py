@@ -128,11 +128,6 @@ def test_bad_graph_is_a_helpful_validation_error(build: Callable[[], Any],
         assert fragment in str(info.value), (fragment, str(info.value))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: add_edge([a, b], START) is accepted (only the str form checks end_key == START); "
-    "validate() lets START through, GraphSpec.build makes the join re-trigger __start__, "
-    "and the run later fails with a confusing 'graph's input must be a dict' error. "
-    "LangGraph raises 'START cannot be an end node'."))
 def test_join_edge_to_START_is_rejected() -> None:
     with pytest.raises(GraphValidationError, match="START"):
         _two_nodes().add_edge(START, "a").add_edge(START, "b").add_edge(["a", "b"], START)

@@ -1,0 +1,122 @@
+"""The graphs the saved histories in histories/ were recorded with.
+
+Each is compiled at module level under its registered name. Changing a node's
+*code* is fine (nodes run in activities, whose results are in the history);
+changing the graph's shape changes the workflow's commands and breaks replay.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+from graphrun import END, START, StateGraph, interrupt
+
+
+# -- approval: START -> request_approval (interrupt) -> charge_card ---------------------
+class ApprovalState(TypedDict, total=False):
+    amount: int
+    approved: bool
+    charged: bool
+
+
+def request_approval(state: ApprovalState) -> dict[str, Any]:
+    ok = interrupt({"question": "Approve charge?", "amount": state["amount"]})
+    return {"approved": bool(ok)}
+
+
+def charge_card(state: ApprovalState) -> dict[str, Any]:
+    return {"charged": bool(state.get("approved"))}
+
+
+approval = (StateGraph(ApprovalState)
+            .add_node("request_approval", request_approval)
+            .add_node("charge_card", charge_card)
+            .add_edge(START, "request_approval")
+            .add_edge("request_approval", "charge_card")
+            .add_edge("charge_card", END)
+            .compile(name="approval"))
+
+
+# -- parallel: START -> a, b (both interrupt) -> c ---------------------------------------
+class ParallelState(TypedDict, total=False):
+    answers: Annotated[list[str], operator.add]
+    done: bool
+
+
+def ask_a(state: ParallelState) -> dict[str, Any]:
+    return {"answers": [f"a={interrupt('question a')}"]}
+
+
+def ask_b(state: ParallelState) -> dict[str, Any]:
+    return {"answers": [f"b={interrupt('question b')}"]}
+
+
+def join_c(state: ParallelState) -> dict[str, Any]:
+    return {"done": True}
+
+
+parallel = (StateGraph(ParallelState)
+            .add_node("a", ask_a)
+            .add_node("b", ask_b)
+            .add_node("c", join_c)
+            .add_edge(START, "a")
+            .add_edge(START, "b")
+            .add_edge(["a", "b"], "c")
+            .add_edge("c", END)
+            .compile(name="parallel"))
+
+
+# -- flaky: START -> broken (fails while FLAKY_BROKEN), steady (succeeds) -> END ---------
+FLAKY_BROKEN = True
+"""While True, the `broken` node raises; record.py flips it to False before resuming."""
+
+
+class FlakyState(TypedDict, total=False):
+    log: Annotated[list[str], operator.add]
+
+
+def broken(state: FlakyState) -> dict[str, Any]:
+    if FLAKY_BROKEN:
+        raise RuntimeError("downstream service unavailable")
+    return {"log": ["broken ok"]}
+
+
+def steady(state: FlakyState) -> dict[str, Any]:
+    return {"log": ["steady ok"]}
+
+
+flaky = (StateGraph(FlakyState)
+         .add_node("broken", broken)  # no retry policy: runs once
+         .add_node("steady", steady)
+         .add_edge(START, "broken")
+         .add_edge(START, "steady")
+         .add_edge("broken", END)
+         .add_edge("steady", END)
+         .compile(name="flaky"))
+
+
+# -- looping: ask (interrupts every round) loops until the answer is 0 -------------------
+class LoopState(TypedDict, total=False):
+    rounds: int
+    last: int
+
+
+def ask(state: LoopState) -> dict[str, Any]:
+    answer = interrupt({"round": state.get("rounds", 0)})
+    return {"rounds": state.get("rounds", 0) + 1, "last": int(answer)}
+
+
+def again(state: LoopState) -> str:
+    return END if state.get("last") == 0 else "ask"
+
+
+looping = (StateGraph(LoopState)
+           .add_node("ask", ask)
+           .add_edge(START, "ask")
+           .add_conditional_edges("ask", again, ["ask", END])
+           .compile(name="looping"))
+
+
+GRAPHS: dict[str, Any] = {"approval": approval, "parallel": parallel, "flaky": flaky,
+                          "looping": looping}

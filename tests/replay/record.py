@@ -1,0 +1,139 @@
+"""Re-record the histories in histories/: `python -m tests.replay.record`.
+
+Starts an in-memory dev server and a worker serving GRAPHS, runs each scenario to
+completion through RemoteGraph, and saves every run's history as JSON. Only
+re-record when the graphs change on purpose; see README.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client, WorkflowHandle
+
+from graphrun import Command, NodeFailedError
+from graphrun.client import GraphClient
+from graphrun.devserver import DevServer
+from graphrun.payloads import ThreadResult
+from graphrun.worker import create_worker
+from tests.replay import graphs
+from tests.replay.graphs import GRAPHS
+
+HISTORIES = Path(__file__).parent / "histories"
+INTERRUPT = "__interrupt__"
+
+
+def _cfg(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+async def _save(handle: WorkflowHandle[Any, Any], name: str) -> None:
+    history = await handle.fetch_history()
+    path = HISTORIES / f"{name}.json"
+    # Re-indent compactly so the files stay small and diffable.
+    path.write_text(json.dumps(json.loads(history.to_json()), indent=1) + "\n")
+    print(f"  {path.relative_to(Path.cwd())}: {len(history.events)} events, "
+          f"{path.stat().st_size} bytes")
+
+
+async def _finish(gc: GraphClient, thread_id: str) -> WorkflowHandle[Any, Any]:
+    handle = gc.client.get_workflow_handle(gc.workflow_id(thread_id), result_type=ThreadResult)
+    await handle.result()  # the thread's workflow closes once it is done and idle
+    return handle
+
+
+def derive_bad_approval() -> None:
+    """bad_approval.json = approval.json with the first activity's type renamed.
+
+    The one edit makes the recorded commands differ from what GraphWorkflow
+    schedules ("run_node"), so replaying it must raise NondeterminismError.
+    """
+    history = json.loads((HISTORIES / "approval.json").read_text())
+    scheduled = next(e for e in history["events"]
+                     if e["eventType"] == "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED")
+    attrs = scheduled["activityTaskScheduledEventAttributes"]
+    assert attrs["activityType"]["name"] == "run_node", attrs["activityType"]
+    attrs["activityType"]["name"] = "run_node_renamed"
+    path = HISTORIES / "bad_approval.json"
+    path.write_text(json.dumps(history, indent=1) + "\n")
+    print(f"  {path.relative_to(Path.cwd())}: derived from approval.json")
+
+
+async def record_approval(gc: GraphClient) -> None:
+    g, cfg = gc.graph("approval"), _cfg("approval")
+    out = await g.ainvoke({"amount": 42}, cfg)
+    assert INTERRUPT in out, out
+    out = await g.ainvoke(Command(resume=True), cfg)
+    assert out.get("charged") is True, out
+    await _save(await _finish(gc, "approval"), "approval")
+    derive_bad_approval()
+
+
+async def record_parallel(gc: GraphClient) -> None:
+    g, cfg = gc.graph("parallel"), _cfg("parallel")
+    out = await g.ainvoke({"answers": []}, cfg)
+    ids = {i.value: i.id for i in out[INTERRUPT]}
+    assert set(ids) == {"question a", "question b"}, out
+    out = await g.ainvoke(Command(resume={ids["question a"]: "yes",
+                                          ids["question b"]: "no"}), cfg)
+    assert out.get("done") is True and sorted(out["answers"]) == ["a=yes", "b=no"], out
+    await _save(await _finish(gc, "parallel"), "parallel")
+
+
+async def record_flaky(gc: GraphClient) -> None:
+    g, cfg = gc.graph("flaky"), _cfg("flaky")
+    graphs.FLAKY_BROKEN = True
+    try:
+        await g.ainvoke({"log": []}, cfg)
+        raise AssertionError("flaky: expected NodeFailedError")
+    except NodeFailedError as exc:
+        assert exc.node == "broken", exc
+    graphs.FLAKY_BROKEN = False
+    out = await g.ainvoke(None, cfg)
+    assert sorted(out["log"]) == ["broken ok", "steady ok"], out
+    await _save(await _finish(gc, "flaky"), "flaky")
+
+
+async def record_looping(gc: GraphClient) -> None:
+    g, cfg = gc.graph("looping"), _cfg("looping")
+    wid = gc.workflow_id("looping")
+    out = await g.ainvoke({"rounds": 0}, cfg)
+    first_run = (await gc.client.get_workflow_handle(wid).describe()).run_id
+    answer, extra = 1, 2  # keep going for a couple of rounds after the first continue-as-new
+    while True:
+        assert INTERRUPT in out, out
+        out = await g.ainvoke(Command(resume=answer), cfg)
+        current = (await gc.client.get_workflow_handle(wid).describe()).run_id
+        if current != first_run:
+            extra -= 1
+            if extra == 0:
+                break
+        answer += 1
+        assert answer < 50, "looping: no continue-as-new happened"
+    out = await g.ainvoke(Command(resume=0), cfg)
+    assert INTERRUPT not in out and out["last"] == 0, out
+    last = await _finish(gc, "looping")
+    await _save(gc.client.get_workflow_handle(wid, run_id=first_run), "looping_first_run")
+    await _save(last, "looping_last_run")
+
+
+async def main() -> None:
+    HISTORIES.mkdir(exist_ok=True)
+    async with DevServer(ui=False) as srv:
+        client = await Client.connect(srv.address)
+        queue = f"replay-record-{uuid.uuid4().hex[:8]}"
+        async with create_worker(client, GRAPHS, task_queue=queue):
+            gc = GraphClient(client, task_queue=queue)
+            await record_approval(gc)
+            await record_parallel(gc)
+            await record_flaky(gc)
+            await record_looping(GraphClient(client, task_queue=queue,
+                                             history_event_limit=30))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,67 @@
+"""Replay the saved histories against today's GraphWorkflow (no server needed).
+
+A failure here means a workflow code change is not replay-safe for threads
+already running: guard it with workflow.patched() instead of re-recording.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHistory
+from temporalio.workflow import NondeterminismError
+
+from graphrun.worker import create_replayer
+from tests.replay.graphs import GRAPHS
+
+HISTORIES = Path(__file__).parent / "histories"
+BAD = "bad_approval.json"
+GOOD = sorted(p.name for p in HISTORIES.glob("*.json") if p.name != BAD)
+
+
+def _load(name: str) -> WorkflowHistory:
+    text = (HISTORIES / name).read_text()
+    started = json.loads(text)["events"][0]["workflowExecutionStartedEventAttributes"]
+    return WorkflowHistory.from_json(started.get("workflowId", name.removesuffix(".json")),
+                                     text)
+
+
+def test_expected_histories_present() -> None:
+    assert set(GOOD) == {"approval.json", "parallel.json", "flaky.json",
+                         "looping_first_run.json", "looping_last_run.json"}
+    assert (HISTORIES / BAD).exists()
+
+
+@pytest.mark.parametrize("name", GOOD)
+async def test_replay_succeeds(name: str) -> None:
+    history = _load(name)
+    result = await create_replayer(graphs=GRAPHS).replay_workflow(history)
+    assert result.replay_failure is None
+
+
+async def test_looping_first_run_continued_as_new() -> None:
+    events = _load("looping_first_run.json").events
+    assert events[-1].HasField("workflow_execution_continued_as_new_event_attributes")
+
+
+async def test_bad_history_is_minimal_edit_of_approval() -> None:
+    good = json.loads((HISTORIES / "approval.json").read_text())["events"]
+    bad = json.loads((HISTORIES / BAD).read_text())["events"]
+    assert len(good) == len(bad)
+    diff = [(g, b) for g, b in zip(good, bad, strict=True) if g != b]
+    assert len(diff) == 1
+    g, b = diff[0]
+    assert g["activityTaskScheduledEventAttributes"]["activityType"]["name"] == "run_node"
+    assert b["activityTaskScheduledEventAttributes"]["activityType"]["name"] == \
+        "run_node_renamed"
+
+
+async def test_bad_history_raises_nondeterminism() -> None:
+    replayer = create_replayer(graphs=GRAPHS)
+    with pytest.raises(NondeterminismError):
+        await replayer.replay_workflow(_load(BAD))
+    # Without raising, the failure is reported on the result instead.
+    result = await replayer.replay_workflow(_load(BAD), raise_on_replay_failure=False)
+    assert isinstance(result.replay_failure, NondeterminismError)
