@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +124,7 @@ async def main() -> None:
     HISTORIES.mkdir(exist_ok=True)
     async with DevServer(ui=False) as srv:
         client = await Client.connect(srv.address)
-        queue = f"replay-record-{uuid.uuid4().hex[:8]}"
+        queue = "replay-record"  # fixed, with fixed thread ids, so re-records diff cleanly
         async with create_worker(client, GRAPHS, task_queue=queue):
             gc = GraphClient(client, task_queue=queue)
             await record_approval(gc)

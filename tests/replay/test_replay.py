@@ -60,7 +60,7 @@ async def test_bad_history_is_minimal_edit_of_approval() -> None:
 
 async def test_bad_history_raises_nondeterminism() -> None:
     replayer = create_replayer(graphs=GRAPHS)
-    with pytest.raises(NondeterminismError):
+    with pytest.raises(NondeterminismError, match="run_node_renamed"):
         await replayer.replay_workflow(_load(BAD))
     # Without raising, the failure is reported on the result instead.
     result = await replayer.replay_workflow(_load(BAD), raise_on_replay_failure=False)

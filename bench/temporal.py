@@ -1,0 +1,504 @@
+"""graphrun on Temporal vs a hand-written Temporal "raw floor", on one dev server.
+
+    python bench/temporal.py            # full: 31 reps, soak 200 threads
+    python bench/temporal.py --quick    # 9 reps, soak 50 threads (< 3 minutes)
+    python bench/temporal.py --soak 500 --reps 15
+
+One `DevServer(ui=False)` (graphrun's dynamic config included) and, in this
+process, two workers on separate task queues: graphrun's `create_worker` and a
+plain temporalio `Worker` running the floor workflows below (same data
+converter, same sandbox runner with all modules passed through, same timeouts and
+retry policy). Each measurement is one call on a fresh workflow id; floor and
+graphrun calls alternate (F G, G F, ...) after a warm-up; the figure is the median
+over repetitions.
+
+Cases (graphrun call vs floor call):
+- chain:       `ainvoke(input)` of a 10-node chain of trivial nodes (returns at the
+               end) vs update-with-start of a workflow whose update runs 10 no-op
+               activities in sequence and returns.
+- approval:    `ainvoke(input)` returning the interrupt (update-with-start round
+               trip) vs update-with-start whose update returns after one activity.
+  resume:      `ainvoke(Command(resume=True))` to the final result vs an update
+               (same workflow, waiting for it) that runs one more activity.
+- local-chain: the chain with `local=True` nodes vs the same (non-local) floor.
+
+Per-step = per-call / activities per call (10 for the chains; graphrun's
+`__start__` step runs inside the workflow, without an activity).
+History: `fetch_history` of one thread per case; events counted, and bytes of
+`Payload.data` summed over every payload in every event (started input, activity
+inputs/results, update accept/complete, markers, search attributes, ...).
+Soak: N approval threads paused at once on a separate graphrun worker with
+`max_cached_workflows=10`, then all resumed with `GraphClient.resume` (signal) and
+polled with describe() until completed; wall time and this process's RSS.
+The last line is `temporal-vs-floor: chain=<r> approval=<r> local-chain=<r>`
+(graphrun/floor median ratios; approval = start-to-first-pause).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import itertools
+import resource
+import statistics
+import sys
+import time
+import uuid
+from collections import Counter
+from datetime import timedelta
+from typing import Any, Awaitable, Callable, TypedDict
+
+from temporalio import activity, workflow
+from temporalio.client import (Client, WithStartWorkflowOperation, WorkflowExecutionStatus)
+from temporalio.common import RetryPolicy, WorkflowIDConflictPolicy
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+TQ_GRAPH = "bench-graphrun"
+TQ_FLOOR = "bench-floor"
+TQ_SOAK = "bench-soak"
+CHAIN = 10
+ACT_OPTS: dict[str, Any] = {"start_to_close_timeout": timedelta(minutes=5),
+                            "retry_policy": RetryPolicy(maximum_attempts=1)}
+
+
+# -- the raw floor ------------------------------------------------------------------
+@activity.defn(name="noop")
+async def noop(x: int) -> int:
+    return x + 1
+
+
+@workflow.defn(name="FloorWorkflow")
+class FloorWorkflow:
+    """Update `invoke(n)` runs n no-op activities in sequence and returns.
+
+    Chain mode (`wait_signal=False`): the workflow completes once the update is done.
+    Approval mode: after the first update it waits for the `resume` signal or a
+    `resume_update(n)` (which runs n more activities), then completes.
+    """
+
+    def __init__(self) -> None:
+        self._invoked = False
+        self._resumed = False
+
+    @workflow.run
+    async def run(self, wait_signal: bool) -> int:
+        await workflow.wait_condition(
+            lambda: self._invoked and (self._resumed or not wait_signal)
+            and workflow.all_handlers_finished())
+        return 0
+
+    async def _chain(self, n: int) -> int:
+        x = 0
+        for _ in range(n):
+            x = await workflow.execute_activity("noop", x, result_type=int, **ACT_OPTS)
+        return x
+
+    @workflow.update
+    async def invoke(self, n: int) -> int:
+        x = await self._chain(n)
+        self._invoked = True
+        return x
+
+    @workflow.update
+    async def resume_update(self, n: int) -> int:
+        x = await self._chain(n)
+        self._resumed = True
+        return x
+
+    @workflow.signal
+    def resume(self) -> None:
+        self._resumed = True
+
+
+# -- graphrun graphs -----------------------------------------------------------------
+class CounterState(TypedDict):
+    n: int
+
+
+class ApprovalState(TypedDict, total=False):
+    request: str
+    approved: bool
+
+
+def _make_step(i: int) -> Callable[[CounterState], dict]:
+    def step(s: CounterState) -> dict:
+        return {"n": s["n"] + 1}
+    step.__name__ = step.__qualname__ = f"step_{i}"
+    return step
+
+
+def build_chain(name: str, local: bool) -> Any:
+    from graphrun import END, START, StateGraph
+    b = StateGraph(CounterState)
+    names = [f"n{i}" for i in range(CHAIN)]
+    for i, nm in enumerate(names):
+        b.add_node(nm, _make_step(i), local=local)
+    b.add_edge(START, names[0])
+    for a, c in zip(names, names[1:]):
+        b.add_edge(a, c)
+    b.add_edge(names[-1], END)
+    return b.compile(name=name)
+
+
+def approve(s: ApprovalState) -> dict:
+    from graphrun import interrupt
+    answer = interrupt({"question": "approve?", "request": s.get("request")})
+    return {"approved": bool(answer)}
+
+
+def build_approval(name: str) -> Any:
+    from graphrun import END, START, StateGraph
+    b = StateGraph(ApprovalState)
+    b.add_node("approve", approve)
+    b.add_edge(START, "approve")
+    b.add_edge("approve", END)
+    return b.compile(name=name)
+
+
+def sandbox_runner() -> SandboxedWorkflowRunner:
+    # The same runner graphrun.worker uses, so the floor pays the same sandbox cost.
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_all_modules())
+
+
+# -- the calls ---------------------------------------------------------------------------
+_ids = itertools.count()
+RUN = uuid.uuid4().hex[:6]
+
+
+def new_id(kind: str) -> str:
+    return f"{kind}-{RUN}-{next(_ids)}"
+
+
+class Bench:
+    def __init__(self, client: Client, gc_: Any) -> None:
+        self.client = client
+        self.gc = gc_
+        self.chain = gc_.graph("chain")
+        self.local_chain = gc_.graph("local_chain")
+        self.approval = gc_.graph("approval")
+        self.last: dict[str, str] = {}  # case -> last workflow id (for history)
+        self.pending_resume: dict[str, list[str]] = {"floor": [], "graphrun": []}
+
+    async def floor_start(self, n: int, wait_signal: bool, kind: str) -> str:
+        wid = new_id(kind)
+        op = WithStartWorkflowOperation(
+            "FloorWorkflow", wait_signal, id=wid, task_queue=TQ_FLOOR,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
+        x = await self.client.execute_update_with_start_workflow(
+            "invoke", n, start_workflow_operation=op, result_type=int)
+        assert x == n, x
+        return wid
+
+    # one timed call each; returns the workflow id
+    async def floor_chain(self) -> str:
+        return await self.floor_start(CHAIN, False, "floor-chain")
+
+    async def graph_chain(self, graph: Any, kind: str) -> str:
+        tid = new_id(kind)
+        out = await graph.ainvoke({"n": 0}, {"configurable": {"thread_id": tid}})
+        assert out == {"n": CHAIN}, out
+        return tid
+
+    async def floor_pause(self) -> str:
+        return await self.floor_start(1, True, "floor-approval")
+
+    async def graph_pause(self) -> str:
+        tid = new_id("approval")
+        out = await self.approval.ainvoke({"request": "deploy"},
+                                          {"configurable": {"thread_id": tid}})
+        assert "__interrupt__" in out, out
+        return tid
+
+    async def floor_resume(self, wid: str) -> None:
+        x = await self.client.get_workflow_handle(wid).execute_update(
+            "resume_update", 1, result_type=int)
+        assert x == 1, x
+
+    async def graph_resume(self, tid: str) -> None:
+        from graphrun import Command
+        out = await self.approval.ainvoke(Command(resume=True),
+                                          {"configurable": {"thread_id": tid}})
+        assert out.get("approved") is True, out
+
+
+async def timed(fn: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    r = await fn()
+    return time.perf_counter() - t0, r
+
+
+async def interleave(pairs: dict[str, Callable[[], Awaitable[Any]]], reps: int,
+                     warmup: int) -> tuple[dict[str, list[float]], dict[str, Any]]:
+    """pairs: {"floor": fn, "graphrun": fn}; F G, G F, ... ; returns samples, last results."""
+    names = list(pairs)
+    last: dict[str, Any] = {}
+    for _ in range(warmup):
+        for k in names:
+            last[k] = await pairs[k]()
+    samples: dict[str, list[float]] = {k: [] for k in names}
+    for r in range(reps):
+        for k in (names if r % 2 == 0 else names[::-1]):
+            gc.collect()
+            dt, last[k] = await timed(pairs[k])
+            samples[k].append(dt)
+    return samples, last
+
+
+async def approval_samples(b: Bench, reps: int, warmup: int
+                           ) -> tuple[dict[str, list[float]], dict[str, list[float]],
+                                      dict[str, str]]:
+    """Pause (start to first answer) and resume (to final result), interleaved."""
+    pause: dict[str, list[float]] = {"floor": [], "graphrun": []}
+    resume: dict[str, list[float]] = {"floor": [], "graphrun": []}
+    ops = {"floor": (b.floor_pause, b.floor_resume),
+           "graphrun": (b.graph_pause, b.graph_resume)}
+    last: dict[str, str] = {}
+    for r in range(warmup + reps):
+        order = ["floor", "graphrun"] if r % 2 == 0 else ["graphrun", "floor"]
+        for k in order:
+            start, res = ops[k]
+            gc.collect()
+            dt1, wid = await timed(start)
+            gc.collect()
+            dt2, _ = await timed(lambda: res(wid))
+            if r >= warmup:
+                pause[k].append(dt1)
+                resume[k].append(dt2)
+            last[k] = wid
+    return pause, resume, last
+
+
+# -- history -------------------------------------------------------------------------------
+def payload_bytes(msg: Any) -> int:
+    """Sum of len(Payload.data) over every Payload anywhere inside a protobuf message."""
+    from google.protobuf.message import Message
+    from temporalio.api.common.v1 import Payload
+    if isinstance(msg, Payload):
+        return len(msg.data)
+    total = 0
+    for field, value in msg.ListFields():
+        if field.type != field.TYPE_MESSAGE:
+            continue
+        if field.message_type.GetOptions().map_entry:
+            vals = list(value.values())
+        elif field.label == field.LABEL_REPEATED:
+            vals = list(value)
+        else:
+            vals = [value]
+        for v in vals:
+            if isinstance(v, Message):
+                total += payload_bytes(v)
+    return total
+
+
+async def history_stats(client: Client, wid: str) -> dict[str, Any]:
+    from temporalio.api.enums.v1 import EventType
+    hist = await client.get_workflow_handle(wid).fetch_history()
+    by_type: Counter[str] = Counter()
+    bytes_by_type: Counter[str] = Counter()
+    for ev in hist.events:
+        name = EventType.Name(ev.event_type).removeprefix("EVENT_TYPE_")
+        by_type[name] += 1
+        bytes_by_type[name] += payload_bytes(ev)
+    return {"events": len(hist.events), "bytes": sum(bytes_by_type.values()),
+            "by_type": by_type, "bytes_by_type": bytes_by_type,
+            "proto": sum(ev.ByteSize() for ev in hist.events)}
+
+
+# -- soak ------------------------------------------------------------------------------------
+def rss_kb() -> int:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+async def soak(client: Client, n: int, approval_graph: Any) -> dict[str, Any]:
+    from graphrun import GraphClient, create_worker
+    sgc = GraphClient(client, task_queue=TQ_SOAK)
+    graph = sgc.graph("approval")
+    worker = create_worker(client, {"approval": approval_graph}, task_queue=TQ_SOAK,
+                           max_cached_workflows=10)
+    peak = [0]
+    stop = asyncio.Event()
+
+    async def sampler() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], rss_kb())
+            await asyncio.sleep(0.02)
+
+    gc.collect()
+    base = rss_kb()
+    maxrss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    sem = asyncio.Semaphore(50)
+    tids = [new_id("soak") for _ in range(n)]
+
+    async def pause(tid: str) -> None:
+        async with sem:
+            out = await graph.ainvoke({"request": "soak"}, {"configurable": {"thread_id": tid}})
+            assert "__interrupt__" in out, out
+
+    async def resume(tid: str) -> None:
+        async with sem:
+            await sgc.resume(tid, True)
+
+    async def done(tid: str) -> bool:
+        async with sem:
+            d = await client.get_workflow_handle(sgc.workflow_id(tid)).describe()
+            return d.status == WorkflowExecutionStatus.COMPLETED
+
+    async with worker:
+        samp = asyncio.create_task(sampler())
+        t0 = time.perf_counter()
+        await asyncio.gather(*(pause(t) for t in tids))
+        t1 = time.perf_counter()
+        await asyncio.gather(*(resume(t) for t in tids))
+        t2 = time.perf_counter()
+        left, polls = list(tids), 0
+        while left:
+            polls += 1
+            flags = await asyncio.gather(*(done(t) for t in left))
+            left = [t for t, ok in zip(left, flags) if not ok]
+            if left:
+                await asyncio.sleep(0.1)
+            if time.perf_counter() - t2 > 300:
+                raise RuntimeError(f"soak: {len(left)} threads not done after 300 s")
+        t3 = time.perf_counter()
+        stop.set()
+        await samp
+    return {"n": n, "pause": t1 - t0, "signal": t2 - t1, "resume": t3 - t1, "polls": polls,
+            "rss_base_mb": base / 1024, "rss_peak_mb": peak[0] / 1024,
+            "maxrss_before_mb": maxrss_before / 1024,
+            "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+# -- driver --------------------------------------------------------------------------------------
+def ms(x: float) -> str:
+    return f"{x * 1e3:8.2f} ms"
+
+
+async def probe_rpc_overhead(client: Client, reps: int) -> tuple[float, float]:
+    """Median cost of the two RPCs ainvoke makes before update-with-start on a new thread."""
+    from temporalio.service import RPCError
+    upd, desc = [], []
+    for _ in range(reps):
+        h = client.get_workflow_handle(new_id("missing"))
+        t0 = time.perf_counter()
+        try:
+            await h.execute_update("invoke", None)
+        except RPCError:
+            pass
+        t1 = time.perf_counter()
+        try:
+            await h.describe()
+        except RPCError:
+            pass
+        t2 = time.perf_counter()
+        upd.append(t1 - t0)
+        desc.append(t2 - t1)
+    return statistics.median(upd), statistics.median(desc)
+
+
+async def run(args: argparse.Namespace) -> None:
+    from graphrun import GraphClient, create_worker
+    from graphrun.client import data_converter
+    from graphrun.devserver import DevServer
+
+    reps, warmup = args.reps, args.warmup
+    graphs = {"chain": build_chain("chain", False),
+              "local_chain": build_chain("local_chain", True),
+              "approval": build_approval("approval")}
+    t_start = time.perf_counter()
+    async with DevServer(ui=False) as srv:
+        client = await Client.connect(srv.address, data_converter=data_converter)
+        gworker = create_worker(client, graphs, task_queue=TQ_GRAPH)
+        fworker = Worker(client, task_queue=TQ_FLOOR, workflows=[FloorWorkflow],
+                         activities=[noop], workflow_runner=sandbox_runner())
+        gcl = GraphClient(client, task_queue=TQ_GRAPH)
+        b = Bench(client, gcl)
+        rows: list[tuple[str, float, float, int]] = []  # name, floor, graphrun, steps
+        hist_ids: dict[str, tuple[str, str]] = {}
+        async with gworker, fworker:
+            s, last = await interleave({"floor": b.floor_chain,
+                                        "graphrun": lambda: b.graph_chain(b.chain, "chain")},
+                                       reps, warmup)
+            rows.append(("chain", statistics.median(s["floor"]),
+                         statistics.median(s["graphrun"]), CHAIN))
+            hist_ids["chain"] = (last["floor"], last["graphrun"])
+            pause, resume, last = await approval_samples(b, reps, warmup)
+            rows.append(("approval", statistics.median(pause["floor"]),
+                         statistics.median(pause["graphrun"]), 1))
+            rows.append(("resume", statistics.median(resume["floor"]),
+                         statistics.median(resume["graphrun"]), 1))
+            hist_ids["approval"] = (last["floor"], last["graphrun"])
+            s, last = await interleave(
+                {"floor": b.floor_chain,
+                 "graphrun": lambda: b.graph_chain(b.local_chain, "local-chain")},
+                reps, warmup)
+            rows.append(("local-chain", statistics.median(s["floor"]),
+                         statistics.median(s["graphrun"]), CHAIN))
+            hist_ids["local-chain"] = (last["floor"], last["graphrun"])
+            upd_ms, desc_ms = await probe_rpc_overhead(client, max(5, reps))
+            hist = {k: (await history_stats(client, f), await history_stats(client, g))
+                    for k, (f, g) in hist_ids.items()}
+        t_bench = time.perf_counter() - t_start
+        soak_res = await soak(client, args.soak, graphs["approval"]) if args.soak else None
+
+    ratio = {name: g / f for name, f, g, _ in rows}
+    head = (f"{'case':<12} {'floor/call':>12} {'graphrun/call':>14} {'floor/step':>12} "
+            f"{'graphrun/step':>14} {'ratio':>6}")
+    print(head)
+    print("-" * len(head))
+    for name, f, g, steps in rows:
+        print(f"{name:<12} {ms(f):>12} {ms(g):>14} {ms(f / steps):>12} {ms(g / steps):>14} "
+              f"{ratio[name]:>6.2f}")
+    print(f"(median of {reps} interleaved reps after {warmup} warm-up; step = activity; "
+          f"approval = start to first pause, resume = resume to final result)")
+    print(f"ainvoke on a new thread first pays a failed execute_update "
+          f"({ms(upd_ms).strip()}) + describe ({ms(desc_ms).strip()}) before update-with-start")
+    print(f"{'history':<12} {'events fl/gr':>13} {'ratio':>6} {'payload B fl/gr':>17} "
+          f"{'ratio':>6} {'proto B fl/gr':>15}")
+    for k, (hf, hg) in hist.items():
+        print(f"{k:<12} {hf['events']:>6}/{hg['events']:<6} {hg['events'] / hf['events']:>6.2f} "
+              f"{hf['bytes']:>8}/{hg['bytes']:<8} {hg['bytes'] / max(hf['bytes'], 1):>6.2f} "
+              f"{hf['proto']:>7}/{hg['proto']:<7}")
+    for k in ("chain", "approval"):
+        top = hist[k][1]["bytes_by_type"].most_common(4)
+        print(f"  graphrun {k} payload bytes by event: " +
+              ", ".join(f"{t.lower()}={v}" for t, v in top))
+    if soak_res:
+        r = soak_res
+        print(f"soak {r['n']} approval threads (max_cached_workflows=10): pause all "
+              f"{r['pause']:.2f} s ({r['n'] / r['pause']:.0f}/s), signal all {r['signal']:.2f} s, "
+              f"resume->all done {r['resume']:.2f} s ({r['polls']} polls); RSS "
+              f"{r['rss_base_mb']:.0f} -> peak {r['rss_peak_mb']:.0f} MB, "
+              f"ru_maxrss {r['maxrss_mb']:.0f} MB")
+    print(f"(bench {t_bench:.1f} s)", file=sys.stderr)
+    print(f"temporal-vs-floor: chain={ratio['chain']:.2f} approval={ratio['approval']:.2f} "
+          f"local-chain={ratio['local-chain']:.2f}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="fewer reps, soak 50 (< 3 minutes)")
+    p.add_argument("--reps", type=int, help="repetitions per side (default 9 quick / 31)")
+    p.add_argument("--warmup", type=int, help="warm-up calls per side (default 2 quick / 5)")
+    p.add_argument("--soak", type=int, help="approval threads paused at once "
+                   "(default 50 quick / 200; 0 skips)")
+    args = p.parse_args(argv)
+    args.reps = args.reps or (9 if args.quick else 31)
+    args.warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)
+    if args.soak is None:
+        args.soak = 50 if args.quick else 200
+    asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    main()
