@@ -282,12 +282,12 @@ def payload_bytes(msg: Any) -> int:
     for field, value in msg.ListFields():
         if field.type != field.TYPE_MESSAGE:
             continue
-        if field.message_type.GetOptions().map_entry:
-            vals = list(value.values())
-        elif field.label == field.LABEL_REPEATED:
-            vals = list(value)
-        else:
+        if isinstance(value, Message):
             vals = [value]
+        elif field.message_type.GetOptions().map_entry:
+            vals = list(value.values())
+        else:  # repeated
+            vals = list(value)
         for v in vals:
             if isinstance(v, Message):
                 total += payload_bytes(v)
@@ -321,7 +321,8 @@ def rss_kb() -> int:
 
 
 async def soak(client: Client, n: int, approval_graph: Any) -> dict[str, Any]:
-    from graphrun import GraphClient, create_worker
+    from graphrun.client import GraphClient
+    from graphrun.worker import create_worker
     sgc = GraphClient(client, task_queue=TQ_SOAK)
     graph = sgc.graph("approval")
     worker = create_worker(client, {"approval": approval_graph}, task_queue=TQ_SOAK,
@@ -407,7 +408,8 @@ async def probe_rpc_overhead(client: Client, reps: int) -> tuple[float, float]:
 
 
 async def run(args: argparse.Namespace) -> None:
-    from graphrun import GraphClient, create_worker
+    from graphrun.client import GraphClient
+    from graphrun.worker import create_worker
     from graphrun.client import data_converter
     from graphrun.devserver import DevServer
 
@@ -501,4 +503,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # The workflow sandbox re-imports a workflow's module by name and cannot import
+    # __main__, so run the copy of this file imported as bench.temporal.
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench import temporal as _bench_temporal
+    _bench_temporal.main()

@@ -75,7 +75,7 @@ class GraphClient:
 
     def __init__(self, client: Client, *, task_queue: str = "graphrun",
                  id_prefix: str = "", max_history: int = 100,
-                 history_event_limit: int = 10_000) -> None:
+                 history_event_limit: int = 10_000, search_attributes: bool = True) -> None:
         """Args:
             client: any temporalio Client (graphrun sets its own data converter).
             task_queue: where the graphrun worker listens.
@@ -83,7 +83,10 @@ class GraphClient:
             max_history: checkpoints a thread keeps (older ones are dropped).
             history_event_limit: continue-as-new once a thread's history passes this
                 many events (or when Temporal suggests it), carrying the checkpoints.
+            search_attributes: keep GraphStatus/GraphName current; turn off only for
+                a namespace where they cannot be registered (the time-skipping server).
         """
+        self.search_attributes = search_attributes
         self.client = with_data_converter(client)
         self.task_queue = task_queue
         self.id_prefix = id_prefix
@@ -170,12 +173,14 @@ class RemoteGraph:
             op = WithStartWorkflowOperation(
                 "GraphWorkflow", StartRequest(graph=self.name, thread_id=tid, thread=seed,
                                              max_history=self.gc.max_history,
-                                             history_event_limit=self.gc.history_event_limit),
+                                             history_event_limit=self.gc.history_event_limit,
+                                             search_attributes=self.gc.search_attributes),
                 id=wid, task_queue=self.gc.task_queue,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 search_attributes=TypedSearchAttributes([
                     SearchAttributePair(GRAPH_NAME, self.name),
-                    SearchAttributePair(GRAPH_STATUS, "running")]))
+                    SearchAttributePair(GRAPH_STATUS, "running")])
+                if self.gc.search_attributes else None)
             return await client.execute_update_with_start_workflow(
                 "invoke", req, start_workflow_operation=op, result_type=RunResult)
         except WorkflowUpdateFailedError as exc:

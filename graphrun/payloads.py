@@ -77,6 +77,7 @@ class StartRequest(_Wire):
     thread: dict[str, Any] | None = None  # a seeded thread (previous run, continue-as-new)
     max_history: int = 100
     history_event_limit: int = 10_000
+    search_attributes: bool = True  # keep GraphStatus/GraphName current (must be registered)
 
 
 class ThreadResult(_Wire):

@@ -81,7 +81,8 @@ class GraphWorkflow:
                     workflow.continue_as_new(StartRequest(
                         graph=req.graph, thread_id=req.thread_id,
                         thread=serde.thread_to_json(self._thread), max_history=req.max_history,
-                        history_event_limit=req.history_event_limit))
+                        history_event_limit=req.history_event_limit,
+                        search_attributes=req.search_attributes))
         values = engine.values_with_pending(
             self._spec, engine.restore_channels(self._spec, self._thread.head), None)
         return ThreadResult(graph=req.graph, thread=serde.thread_to_json(self._thread),
@@ -191,8 +192,9 @@ class GraphWorkflow:
     # -- status for people ----------------------------------------------------------
     def _set_status(self, status: str) -> None:
         self._status = status
-        workflow.upsert_search_attributes([GRAPH_STATUS.value_set(status),
-                                           GRAPH_NAME.value_set(self._req.graph)])
+        if self._req.search_attributes:
+            workflow.upsert_search_attributes([GRAPH_STATUS.value_set(status),
+                                               GRAPH_NAME.value_set(self._req.graph)])
         self._publish_details()
 
     def _publish_details(self) -> None:

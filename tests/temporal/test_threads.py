@@ -434,3 +434,28 @@ async def test_pydantic_state_comes_back_typed(temporal_client, graph_worker):
     snap = await graph.aget_state(cfg)
     assert type(snap.values["item"]) is Item
     assert snap.values["item"] == Item(name="pen", qty=2, tags=["bumped"])
+
+
+async def test_duplicated_signal_answer_does_not_answer_next_question(temporal_client,
+                                                                      graph_worker):
+    """Two identical signals for one question: the second is refused, not kept for the
+    loop's next question (DESIGN §4: a duplicated approval must not approve the next)."""
+    graph, _ = _serve(temporal_client, graph_worker, _loop_graph())
+    gc = graph.gc
+    tid = _tid("dup")
+    cfg = _cfg(tid)
+    out = await graph.ainvoke({"nums": []}, cfg)
+    first_id = out["__interrupt__"][0].id
+    await gc.resume(tid, 5, interrupt_id=first_id)
+    await gc.resume(tid, 5, interrupt_id=first_id)
+    handle = gc.client.get_workflow_handle(tid)
+    raw = await _poll(lambda: handle.query("get_state"), lambda r: len(r["refused"]) >= 1)
+    assert len(raw["refused"]) == 1 and first_id in raw["refused"][0], raw["refused"]
+    snap = await graph.aget_state(cfg)
+    assert snap.values["nums"] == [5]
+    assert [i.value for i in snap.interrupts] == ["number #1?"]
+    assert snap.interrupts[0].id != first_id
+    # and the same by update: a stale id is an error, the new question stays pending
+    with pytest.raises(gerrors.InvalidResumeError):
+        await graph.ainvoke(Command(resume={first_id: 7}), cfg)
+    assert _fingerprint(await graph.aget_state(cfg)) == _fingerprint(snap)
