@@ -89,15 +89,25 @@ class FloorWorkflow:
             and workflow.all_handlers_finished())
         return 0
 
-    async def _chain(self, n: int) -> int:
+    async def _chain(self, n: int, local: bool = False) -> int:
         x = 0
         for _ in range(n):
-            x = await workflow.execute_activity("noop", x, result_type=int, **ACT_OPTS)
+            if local:
+                x = await workflow.execute_local_activity("noop", x, result_type=int,
+                                                          **ACT_OPTS)
+            else:
+                x = await workflow.execute_activity("noop", x, result_type=int, **ACT_OPTS)
         return x
 
     @workflow.update
     async def invoke(self, n: int) -> int:
         x = await self._chain(n)
+        self._invoked = True
+        return x
+
+    @workflow.update
+    async def invoke_local(self, n: int) -> int:
+        x = await self._chain(n, local=True)
         self._invoked = True
         return x
 
@@ -182,19 +192,23 @@ class Bench:
         self.last: dict[str, str] = {}  # case -> last workflow id (for history)
         self.pending_resume: dict[str, list[str]] = {"floor": [], "graphrun": []}
 
-    async def floor_start(self, n: int, wait_signal: bool, kind: str) -> str:
+    async def floor_start(self, n: int, wait_signal: bool, kind: str,
+                          update: str = "invoke") -> str:
         wid = new_id(kind)
         op = WithStartWorkflowOperation(
             "FloorWorkflow", wait_signal, id=wid, task_queue=TQ_FLOOR,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
         x = await self.client.execute_update_with_start_workflow(
-            "invoke", n, start_workflow_operation=op, result_type=int)
+            update, n, start_workflow_operation=op, result_type=int)
         assert x == n, x
         return wid
 
     # one timed call each; returns the workflow id
     async def floor_chain(self) -> str:
         return await self.floor_start(CHAIN, False, "floor-chain")
+
+    async def floor_local_chain(self) -> str:
+        return await self.floor_start(CHAIN, False, "floor-local-chain", "invoke_local")
 
     async def graph_chain(self, graph: Any, kind: str) -> str:
         tid = new_id(kind)
@@ -447,6 +461,14 @@ async def run(args: argparse.Namespace) -> None:
             rows.append(("local-chain", statistics.median(s["floor"]),
                          statistics.median(s["graphrun"]), CHAIN))
             hist_ids["local-chain"] = (last["floor"], last["graphrun"])
+            # informational: graphrun local nodes vs a floor of local activities
+            s, last = await interleave(
+                {"floor": b.floor_local_chain,
+                 "graphrun": lambda: b.graph_chain(b.local_chain, "local-chain")},
+                reps, warmup)
+            rows.append(("local/local", statistics.median(s["floor"]),
+                         statistics.median(s["graphrun"]), CHAIN))
+            hist_ids["local/local"] = (last["floor"], last["graphrun"])
             upd_ms, desc_ms = await probe_rpc_overhead(client, max(5, reps))
             hist = {k: (await history_stats(client, f), await history_stats(client, g))
                     for k, (f, g) in hist_ids.items()}
@@ -462,7 +484,8 @@ async def run(args: argparse.Namespace) -> None:
         print(f"{name:<12} {ms(f):>12} {ms(g):>14} {ms(f / steps):>12} {ms(g / steps):>14} "
               f"{ratio[name]:>6.2f}")
     print(f"(median of {reps} interleaved reps after {warmup} warm-up; step = activity; "
-          f"approval = start to first pause, resume = resume to final result)")
+          f"approval = start to first pause, resume = resume to final result;\n"
+          f" local/local = local-chain vs a floor of 10 local activities, not in the last line)")
     print(f"ainvoke on a new thread first pays a failed execute_update "
           f"({ms(upd_ms).strip()}) + describe ({ms(desc_ms).strip()}) before update-with-start")
     print(f"{'history':<12} {'events fl/gr':>13} {'ratio':>6} {'payload B fl/gr':>17} "

@@ -1,0 +1,59 @@
+"""A worker process for the restart test: serves `journal`, whose nodes log to a file.
+
+    python -m tests.temporal.restart_worker ADDRESS TASK_QUEUE JOURNAL_PATH
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import TypedDict
+
+from temporalio.client import Client
+
+from graphrun import START, StateGraph, interrupt
+from graphrun.client import data_converter
+from graphrun.worker import create_worker
+
+
+class State(TypedDict):
+    order: str
+    status: str
+
+
+def _log(name: str) -> None:
+    with open(os.environ["JOURNAL"], "a") as f:
+        f.write(f"{name} {os.getpid()}\n")
+
+
+def prepare(state: State) -> dict:
+    _log("prepare")
+    return {"status": "prepared"}
+
+
+def approve(state: State) -> dict:
+    _log("approve")
+    ok = interrupt({"question": f"Approve {state['order']}?"})
+    return {"status": "approved" if ok else "rejected"}
+
+
+def finish(state: State) -> dict:
+    _log("finish")
+    return {"status": f"done after {state['status']}"}
+
+
+graph = (StateGraph(State).add_sequence([prepare, approve, finish])
+         .add_edge(START, "prepare").compile(name="journal"))
+
+
+async def main(address: str, task_queue: str) -> None:
+    client = await Client.connect(address, data_converter=data_converter)
+    async with create_worker(client, {"journal": graph}, task_queue=task_queue):
+        print("ready", flush=True)
+        await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    os.environ["JOURNAL"] = sys.argv[3]
+    asyncio.run(main(sys.argv[1], sys.argv[2]))
