@@ -152,14 +152,16 @@ class RemoteGraph:
         self.gc = gc
         self.name = name
 
-    async def _run(self, input: Any, config: Mapping[str, Any] | None) -> RunResult:
+    async def _run(self, input: Any, config: Mapping[str, Any] | None, *,
+                   stream: bool = False) -> RunResult:
         tid = _thread_id(config)
         configurable = dict((config or {}).get("configurable") or {})
         req = InvokeRequest(input=serde.dumps(input),
                             checkpoint_id=configurable.pop("checkpoint_id", None),
                             config={"configurable": serde.dumps(configurable),
                                     **({"recursion_limit": config["recursion_limit"]}
-                                       if config and "recursion_limit" in config else {})})
+                                       if config and "recursion_limit" in config else {})},
+                            stream=stream)
         client = self.gc.client
         wid = self.gc.workflow_id(tid)
         handle = client.get_workflow_handle(wid)
@@ -226,7 +228,7 @@ class RemoteGraph:
                       stream_mode: str | Sequence[str] = "values", **_: Any
                       ) -> AsyncIterator[Any]:
         """The run's chunks, delivered when the run next stops."""
-        result = await self._run(input, config)
+        result = await self._run(input, config, stream=True)
         modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
         out = self._output(result)
         for mode, payload in serde.loads(result.events):

@@ -57,6 +57,7 @@ class InvokeRequest(_Wire):
     input: Any = None
     checkpoint_id: str | None = None
     config: dict[str, Any] = {}
+    stream: bool = False  # return the run's stream chunks too (for astream)
 
 
 class RunResult(_Wire):

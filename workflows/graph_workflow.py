@@ -39,6 +39,7 @@ class _Invocation:
     checkpoint_id: str | None
     config: dict[str, Any]
     from_signal: bool = False
+    stream: bool = False
 
 
 @workflow.defn(name="GraphWorkflow")
@@ -129,7 +130,7 @@ class GraphWorkflow:
         self._set_status("interrupted" if run.status == "interrupted" else "done")
         return RunResult(status=self._status, values=serde.dumps(run.output_values()),
                          interrupts=[serde.interrupt_to_json(i) for i in run.interrupts],
-                         events=serde.dumps(events))
+                         events=serde.dumps(events) if item.stream else None)
 
     def _refused(self, item: _Invocation, exc: Exception) -> RunResult:
         message = f"{type(exc).__name__}: {exc}"
@@ -214,15 +215,17 @@ class GraphWorkflow:
 
     # -- handlers -------------------------------------------------------------------
     def _enqueue(self, input: Any, checkpoint_id: str | None, config: dict[str, Any],
-                 from_signal: bool = False) -> int:
+                 from_signal: bool = False, stream: bool = False) -> int:
         self._count += 1
-        self._inbox.append(_Invocation(self._count, input, checkpoint_id, config, from_signal))
+        self._inbox.append(_Invocation(self._count, input, checkpoint_id, config, from_signal,
+                                       stream))
         return self._count
 
     @workflow.update
     async def invoke(self, req: InvokeRequest) -> RunResult:
         """Run the graph with new input, None or a Command; answers when it next stops."""
-        n = self._enqueue(_loads(req.input), req.checkpoint_id, dict(req.config))
+        n = self._enqueue(_loads(req.input), req.checkpoint_id, dict(req.config),
+                          stream=req.stream)
         await workflow.wait_condition(lambda: n in self._results)
         result = self._results.pop(n)
         if result.error is not None and result.status != "failed":

@@ -10,7 +10,8 @@ import threading
 import time
 import uuid
 from collections import Counter
-from typing import Annotated, Any, Awaitable, Callable, TypedDict
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from pydantic import BaseModel
@@ -459,3 +460,34 @@ async def test_duplicated_signal_answer_does_not_answer_next_question(temporal_c
     with pytest.raises(gerrors.InvalidResumeError):
         await graph.ainvoke(Command(resume={first_id: 7}), cfg)
     assert _fingerprint(await graph.aget_state(cfg)) == _fingerprint(snap)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG workflows/graph_workflow.py GraphWorkflow.resume: the signal handler decodes "
+    "payload['resume'] with serde.loads outside any try; an undecodable typed-JSON value "
+    "(unknown '__gr' tag -> ValueError, unknown class -> ModuleNotFoundError) fails the "
+    "workflow task on every retry, so the thread is stuck: queries time out and updates "
+    "hang, instead of the signal being refused and recorded (DESIGN §4 'a bad signal is "
+    "logged, recorded on the thread, and changes nothing. The thread is never lost')."))
+async def test_undecodable_resume_signal_is_refused_not_fatal(temporal_client,
+                                                              graph_worker):
+    graph, _ = _serve(temporal_client, graph_worker, _ask_graph())
+    tid = _tid("bad")
+    cfg = _cfg(tid)
+    await graph.ainvoke({"topic": "z"}, cfg)
+    handle = graph.gc.client.get_workflow_handle(tid)
+    try:
+        await handle.signal("resume", {"resume": {"__gr": "no-such-tag"}})
+
+        async def query() -> Any:
+            try:
+                return await asyncio.wait_for(handle.query("get_state"), 2)
+            except Exception as exc:  # a stuck workflow answers nothing
+                return {"refused": [], "error": repr(exc)}
+
+        raw = await _poll(query, lambda r: len(r["refused"]) >= 1, timeout=3)
+        assert len(raw["refused"]) == 1, raw
+        out = await asyncio.wait_for(graph.ainvoke(Command(resume="fine"), cfg), 5)
+        assert out["answer"] == "fine"
+    finally:
+        await handle.terminate("test cleanup")
