@@ -79,6 +79,7 @@ class StartRequest(_Wire):
     max_history: int = 100
     history_event_limit: int = 10_000
     search_attributes: bool = True  # keep GraphStatus/GraphName current (must be registered)
+    deadlines: dict[str, str] = {}  # interrupt id -> ISO expiry, carried by continue-as-new
 
 
 class ThreadResult(_Wire):

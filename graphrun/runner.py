@@ -11,6 +11,7 @@ import contextvars
 import dataclasses
 import json
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Awaitable, Callable, Mapping
 
 from graphrun.channels import MISSING
@@ -50,13 +51,17 @@ def current_task() -> TaskContext | None:
     return _CONTEXT.get()
 
 
-def interrupt(value: Any, *, response_schema: Any = None) -> Any:
+def interrupt(value: Any, *, response_schema: Any = None,
+              timeout: timedelta | float | None = None, default: Any = MISSING) -> Any:
     """Pause the graph and ask `value`; returns the answer once the thread is resumed.
 
     The node re-runs from its first line on resume, and each `interrupt()` call
     returns the answer for its position, so keep code before it idempotent.
     `value` must be JSON-serialisable. `response_schema` (a pydantic model,
     TypedDict or dataclass) is published as JSON Schema and validates the answer.
+    `timeout` sets a deadline, kept by a durable timer on Temporal (the in-process
+    driver has no clock to keep it): when it passes unanswered, the thread
+    resumes with `default`, or is marked failed if no default was given.
 
     Example:
         >>> def approve(state):
@@ -86,9 +91,14 @@ def interrupt(value: Any, *, response_schema: Any = None) -> Any:
         ctx.resume.append(answer)
         return validated
     _check_json(value, ctx.call.task.name)
+    seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
+    if default is not MISSING:
+        _check_json(default, ctx.call.task.name)
     raise GraphInterrupt([Interrupt(value=value,
                                     id=interrupt_id(ctx.call.task.ns, len(ctx.resume)),
-                                    response_schema=schema_json)])
+                                    response_schema=schema_json, timeout=seconds,
+                                    default=None if default is MISSING else default,
+                                    has_default=default is not MISSING)])
 
 
 def _validated(ctx: TaskContext, adapter: Any, value: Any) -> Any:

@@ -52,8 +52,7 @@ def dumps(v: Any) -> Any:  # noqa: C901 - one flat dispatch reads best here
     if isinstance(v, Send):
         return {TAG: "send", "node": v.node, "arg": dumps(v.arg)}
     if isinstance(v, Interrupt):
-        return {TAG: "interrupt", "value": dumps(v.value), "id": v.id,
-                "response_schema": v.response_schema}
+        return {TAG: "interrupt", **interrupt_to_json(v)}
     if isinstance(v, Command):
         return {TAG: "command", "graph": v.graph, "update": dumps(v.update),
                 "resume": dumps(v.resume), "goto": dumps(v.goto)}
@@ -103,8 +102,7 @@ def loads(v: Any) -> Any:
     if tag == "send":
         return Send(v["node"], loads(v["arg"]))
     if tag == "interrupt":
-        return Interrupt(value=loads(v["value"]), id=v["id"],
-                         response_schema=v.get("response_schema"))
+        return interrupt_from_json(v)
     if tag == "command":
         return Command(graph=v["graph"], update=loads(v["update"]), resume=loads(v["resume"]),
                        goto=loads(v["goto"]))
@@ -158,12 +156,16 @@ def thread_from_json(d: dict[str, Any]) -> Any:
 
 # -- snapshots ------------------------------------------------------------------
 def interrupt_to_json(i: Interrupt) -> dict[str, Any]:
-    return {"id": i.id, "value": dumps(i.value), "response_schema": i.response_schema}
+    out = {"id": i.id, "value": dumps(i.value), "response_schema": i.response_schema}
+    if i.timeout is not None:
+        out.update(timeout=i.timeout, default=dumps(i.default), has_default=i.has_default)
+    return out
 
 
 def interrupt_from_json(d: dict[str, Any]) -> Interrupt:
     return Interrupt(value=loads(d["value"]), id=d["id"],
-                     response_schema=d.get("response_schema"))
+                     response_schema=d.get("response_schema"), timeout=d.get("timeout"),
+                     default=loads(d.get("default")), has_default=d.get("has_default", False))
 
 
 def snapshot_to_json(s: Any) -> dict[str, Any]:

@@ -71,6 +71,11 @@ class Interrupt:
     value: Any
     id: str = "placeholder-id"
     response_schema: dict[str, Any] | None = None
+    # A deadline (seconds) enforced by a durable timer on Temporal; on expiry the
+    # thread resumes with `default`, or is marked failed when there is none.
+    timeout: float | None = field(default=None, compare=False)
+    default: Any = field(default=None, compare=False)
+    has_default: bool = field(default=False, compare=False)
 
     def __repr__(self) -> str:
         return f"Interrupt(value={self.value!r}, id={self.id!r})"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from temporalio import workflow
@@ -58,14 +58,21 @@ class GraphWorkflow:
         self._busy = False
         self._status = "done" if req.thread else "running"
         self._rejected: list[str] = []
+        # interrupt id -> ISO time its durable timer expires
+        self._deadlines: dict[str, str] = dict(req.deadlines)
 
     # -- the loop -------------------------------------------------------------------
     @workflow.run
     async def run(self, req: StartRequest) -> ThreadResult:
         while True:
-            await workflow.wait_condition(
-                lambda: bool(self._inbox) or (self._status == "done"
-                                              and workflow.all_handlers_finished()))
+            try:
+                await workflow.wait_condition(
+                    lambda: bool(self._inbox) or (self._status == "done"
+                                                  and workflow.all_handlers_finished()),
+                    timeout=self._next_deadline())
+            except asyncio.TimeoutError:
+                self._expire_deadlines()
+                continue
             if not self._inbox:
                 break
             item = self._inbox.pop(0)
@@ -75,6 +82,7 @@ class GraphWorkflow:
             finally:
                 self._busy = False
             self._results[item.number] = result
+            self._track_deadlines()
             if not self._inbox and self._history_is_long():
                 await workflow.wait_condition(
                     lambda: bool(self._inbox) or workflow.all_handlers_finished())
@@ -83,11 +91,45 @@ class GraphWorkflow:
                         graph=req.graph, thread_id=req.thread_id,
                         thread=serde.thread_to_json(self._thread), max_history=req.max_history,
                         history_event_limit=req.history_event_limit,
-                        search_attributes=req.search_attributes))
+                        search_attributes=req.search_attributes,
+                        deadlines=dict(self._deadlines)))
         values = engine.values_with_pending(
             self._spec, engine.restore_channels(self._spec, self._thread.head), None)
         return ThreadResult(graph=req.graph, thread=serde.thread_to_json(self._thread),
                             values=serde.dumps(values))
+
+    # -- interrupt deadlines -----------------------------------------------------------
+    def _track_deadlines(self) -> None:
+        pending = engine.pending_interrupts(self._thread.head)
+        self._deadlines = {i: d for i, d in self._deadlines.items() if i in pending}
+        for i in pending.values():
+            if i.timeout is not None and i.id not in self._deadlines:
+                expiry = workflow.now() + timedelta(seconds=i.timeout)
+                self._deadlines[i.id] = expiry.isoformat()
+
+    def _next_deadline(self) -> float | None:
+        if not self._deadlines or self._inbox:
+            return None
+        first = min(datetime.fromisoformat(d) for d in self._deadlines.values())
+        return max((first - workflow.now()).total_seconds(), 0.001)
+
+    def _expire_deadlines(self) -> None:
+        now = workflow.now()
+        pending = engine.pending_interrupts(self._thread.head)
+        for iid, expiry in sorted(self._deadlines.items()):
+            if datetime.fromisoformat(expiry) > now:
+                continue
+            del self._deadlines[iid]
+            question = pending.get(iid)
+            if question is None:
+                continue
+            if question.has_default:
+                workflow.logger.info("interrupt %s timed out; resuming with its default", iid)
+                self._enqueue(Command(resume={iid: question.default}), None, {},
+                              from_signal=True)
+            else:
+                self._rejected.append(f"interrupt {iid} timed out with no default answer")
+                self._set_status("failed")
 
     def _history_is_long(self) -> bool:
         info = workflow.info()
@@ -265,13 +307,20 @@ class GraphWorkflow:
     def resume(self, payload: Any) -> None:
         """`{"resume": value}` or `{"resume": {"<interrupt id>": value}}`, from anywhere."""
         if not isinstance(payload, dict) or "resume" not in payload:
-            message = (f"resume signal needs {{\"resume\": <value>}}, got {payload!r:.200}")
-            workflow.logger.warning(message)
-            self._rejected.append(message)
-            self._publish_details()
+            self._refuse_signal(f"resume signal needs {{\"resume\": <value>}}, got "
+                                f"{payload!r:.200}")
             return
-        self._enqueue(Command(resume=_loads(payload["resume"])), None, {},
-                      from_signal=True)
+        try:
+            value = _loads(payload["resume"])
+        except Exception as exc:  # a signal handler must never fail the workflow task
+            self._refuse_signal(f"resume signal could not be decoded: {exc}")
+            return
+        self._enqueue(Command(resume=value), None, {}, from_signal=True)
+
+    def _refuse_signal(self, message: str) -> None:
+        workflow.logger.warning(message)
+        self._rejected.append(message)
+        self._publish_details()
 
     @workflow.query
     def get_state(self, checkpoint_id: str | None = None) -> dict[str, Any]:

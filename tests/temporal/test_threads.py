@@ -4,6 +4,7 @@ attributes, failures, isolation, continue-as-new and typed values across the wir
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import operator
 import subprocess
 import threading
@@ -14,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from temporalio.service import RPCError
 from pydantic import BaseModel
 from temporalio.client import WorkflowExecutionStatus
 
@@ -462,13 +464,6 @@ async def test_duplicated_signal_answer_does_not_answer_next_question(temporal_c
     assert _fingerprint(await graph.aget_state(cfg)) == _fingerprint(snap)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG workflows/graph_workflow.py GraphWorkflow.resume: the signal handler decodes "
-    "payload['resume'] with serde.loads outside any try; an undecodable typed-JSON value "
-    "(unknown '__gr' tag -> ValueError, unknown class -> ModuleNotFoundError) fails the "
-    "workflow task on every retry, so the thread is stuck: queries time out and updates "
-    "hang, instead of the signal being refused and recorded (DESIGN §4 'a bad signal is "
-    "logged, recorded on the thread, and changes nothing. The thread is never lost')."))
 async def test_undecodable_resume_signal_is_refused_not_fatal(temporal_client,
                                                               graph_worker):
     graph, _ = _serve(temporal_client, graph_worker, _ask_graph())
@@ -490,4 +485,5 @@ async def test_undecodable_resume_signal_is_refused_not_fatal(temporal_client,
         out = await asyncio.wait_for(graph.ainvoke(Command(resume="fine"), cfg), 5)
         assert out["answer"] == "fine"
     finally:
-        await handle.terminate("test cleanup")
+        with contextlib.suppress(RPCError):  # already completed when the test passed
+            await handle.terminate("test cleanup")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 import uuid
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict
 
-from graphrun import Command
+from graphrun import START, Command, StateGraph, interrupt, registry
 from graphrun.client import GraphClient
 from graphrun.worker import create_worker
 
@@ -32,3 +32,57 @@ async def test_approval_resumed_after_two_days(time_skipping_env: Any) -> None:
         final = await remote.ainvoke(Command(resume=True), config)
         assert final["status"] == "charged"
         assert time.monotonic() - started < 30  # two days passed in seconds of wall time
+
+
+class Payment(TypedDict):
+    amount: float
+    status: str
+
+
+def _deadline_graph(name: str, **interrupt_options: Any) -> Any:
+    def approve(state: Payment) -> dict:
+        ok = interrupt({"question": f"Pay {state['amount']}?"},
+                       timeout=timedelta(days=3), **interrupt_options)
+        return {"status": "paid" if ok else "declined"}
+
+    return StateGraph(Payment).add_node("approve", approve).add_edge(START, "approve").compile(
+        name=name)
+
+
+async def _paused(env: Any, graph: Any) -> tuple[Any, dict, str]:
+    queue = f"tq-{uuid.uuid4()}"
+    registry.register(graph.name, graph)
+    config = {"configurable": {"thread_id": f"pay-{uuid.uuid4().hex[:8]}"}}
+    remote = GraphClient(env.client, task_queue=queue, search_attributes=False).graph(graph.name)
+    return remote, config, queue
+
+
+async def test_interrupt_deadline_resumes_with_its_default(time_skipping_env: Any) -> None:
+    env = time_skipping_env
+    graph = _deadline_graph(f"deadline-default-{uuid.uuid4().hex[:6]}", default=False)
+    remote, config, queue = await _paused(env, graph)
+    async with create_worker(env.client, {graph.name: graph}, task_queue=queue):
+        out = await remote.ainvoke({"amount": 10.0, "status": "new"}, config)
+        assert out["__interrupt__"]
+        await env.sleep(timedelta(days=2))
+        assert (await remote.aget_state(config)).next == ("approve",)  # not yet
+        await env.sleep(timedelta(days=2))
+        state = await remote.aget_state(config)
+        assert state.next == () and state.values["status"] == "declined"
+
+
+async def test_interrupt_deadline_without_default_marks_the_thread_failed(
+        time_skipping_env: Any) -> None:
+    env = time_skipping_env
+    graph = _deadline_graph(f"deadline-fail-{uuid.uuid4().hex[:6]}")
+    remote, config, queue = await _paused(env, graph)
+    async with create_worker(env.client, {graph.name: graph}, task_queue=queue):
+        await remote.ainvoke({"amount": 10.0, "status": "new"}, config)
+        await env.sleep(timedelta(days=4))
+        handle = env.client.get_workflow_handle(config["configurable"]["thread_id"])
+        raw = await handle.query("get_state")
+        assert raw["status"] == "failed"
+        assert any("timed out" in r for r in raw["refused"])
+        # The question is still pending: a late answer is still accepted.
+        final = await remote.ainvoke(Command(resume=True), config)
+        assert final["status"] == "paid"

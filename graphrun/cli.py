@@ -1,0 +1,684 @@
+"""The `graphrun` command: a dev server with a worker, a production worker, and
+commands to invoke, resume and inspect threads.
+
+    graphrun dev                                  # Temporal dev server + UI + worker
+    graphrun worker --graph myapp.graphs:graph    # a production worker
+    graphrun invoke purchase --thread order-42 --input '{"item": "GPU", "amount": 96}'
+    graphrun state order-42
+    graphrun resume order-42 true --id <interrupt id>
+    graphrun history order-42
+    graphrun threads --status interrupted
+
+Connection settings come from flags or, like the `temporal` CLI, from the
+environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE
+(default "default"), TEMPORAL_TLS (true/1 to use TLS), TEMPORAL_API_KEY (implies
+TLS), and GRAPHRUN_TASK_QUEUE (default "graphrun").
+
+Errors print one line starting with ``error:`` on stderr. Exit codes: 0 success,
+1 failure (no server, unknown thread, refused resume, unknown graph, ...),
+2 usage errors (bad flags, bad JSON).
+
+`module:attr` (for ``--graph``) names a compiled graph, served under its
+``.name``, or a dict of graphs, served under its keys. The working directory is
+put on ``sys.path`` first, so modules of the current project import as they do
+with ``python -m``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import datetime as _dt
+import enum
+import importlib
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Mapping, NoReturn, Sequence
+
+DEFAULT_ADDRESS = "localhost:7233"
+DEFAULT_NAMESPACE = "default"
+DEFAULT_TASK_QUEUE = "graphrun"
+DEFAULT_STATE_DIR = ".graphrun"
+DB_FILENAME = "temporal.db"
+
+_SERVER_HINT = "start one with `graphrun dev` or set TEMPORAL_ADDRESS"
+
+
+class CLIError(Exception):
+    """An error the CLI reports as one line on stderr, with an exit code."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# -- arguments ------------------------------------------------------------------------
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _connection_parent() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("connection (flags override TEMPORAL_* environment variables)")
+    g.add_argument("--address", default=None,
+                   help=f"Temporal frontend host:port (env TEMPORAL_ADDRESS, "
+                        f"default {DEFAULT_ADDRESS})")
+    g.add_argument("--namespace", default=None,
+                   help=f"namespace (env TEMPORAL_NAMESPACE, default {DEFAULT_NAMESPACE})")
+    g.add_argument("--tls", action="store_true", default=None,
+                   help="connect with TLS (env TEMPORAL_TLS=true; implied by an API key)")
+    g.add_argument("--api-key", default=None, help="API key (env TEMPORAL_API_KEY)")
+    g.add_argument("--task-queue", default=None,
+                   help=f"task queue of the graphrun worker (env GRAPHRUN_TASK_QUEUE, "
+                        f"default {DEFAULT_TASK_QUEUE})")
+    return p
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    conn = _connection_parent()
+    parser = _Parser(prog="graphrun", description="Run LangGraph-style graphs durably on "
+                     "Temporal: dev server, worker, and thread commands.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    dev = sub.add_parser("dev", help="start a local Temporal dev server (+ UI) and a worker",
+                         description="Start the Temporal dev server with a SQLite file under "
+                         "the state dir (threads survive a restart), graphrun's search "
+                         "attributes, the Web UI, and a worker serving the graphs. Runs until "
+                         "Ctrl-C.")
+    dev.add_argument("--graph", action="append", default=[], metavar="MODULE:ATTR",
+                     help="graph(s) to serve (repeatable; default: every example graph)")
+    dev.add_argument("--state-dir", default=DEFAULT_STATE_DIR,
+                     help=f"where the SQLite file lives (default {DEFAULT_STATE_DIR}/)")
+    dev.add_argument("--port", type=int, default=7233, help="frontend gRPC port (default 7233)")
+    dev.add_argument("--ui-port", type=int, default=8233, help="Web UI port (default 8233)")
+    dev.add_argument("--no-ui", action="store_true", help="run headless, without the Web UI")
+    dev.add_argument("--task-queue", default=None,
+                     help=f"task queue (env GRAPHRUN_TASK_QUEUE, default {DEFAULT_TASK_QUEUE})")
+    dev.add_argument("--namespace", default=None,
+                     help=f"namespace (env TEMPORAL_NAMESPACE, default {DEFAULT_NAMESPACE})")
+
+    worker = sub.add_parser("worker", parents=[conn], help="run a worker serving graphs",
+                            description="Serve graphs on a task queue until Ctrl-C/SIGTERM.")
+    worker.add_argument("--graph", action="append", required=True, metavar="MODULE:ATTR",
+                        help="a compiled graph (served under its .name) or a dict of graphs "
+                             "(repeatable)")
+
+    inv = sub.add_parser("invoke", parents=[conn], help="run a thread until it pauses or ends")
+    inv.add_argument("graph", metavar="GRAPH", help="registered graph name")
+    inv.add_argument("--thread", required=True, metavar="ID", help="thread id")
+    src = inv.add_mutually_exclusive_group()
+    src.add_argument("--input", metavar="JSON|@FILE", default=None,
+                     help="input as JSON, or @path of a JSON file (default: null)")
+    src.add_argument("--resume", metavar="JSON", default=None,
+                     help="resume value as JSON (a bare word is taken as a string); "
+                          "a map {interrupt_id: value} answers by id")
+    inv.add_argument("--timeout", type=float, default=120.0,
+                     help="seconds to wait for the run to pause or end (default 120)")
+    inv.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    res = sub.add_parser("resume", parents=[conn], help="answer a paused thread (signal)")
+    res.add_argument("thread", metavar="THREAD")
+    res.add_argument("value", metavar="VALUE", help="JSON (a bare word is taken as a string)")
+    res.add_argument("--id", dest="interrupt_id", default=None, metavar="INTERRUPT_ID",
+                     help="the interrupt to answer (needed when several are pending)")
+    res.add_argument("--no-check", action="store_true",
+                     help="fire and forget: do not check that the thread accepted the answer")
+
+    st = sub.add_parser("state", parents=[conn], help="show a thread's current state")
+    st.add_argument("thread", metavar="THREAD")
+    st.add_argument("--json", action="store_true", help="print the raw get_state query result")
+
+    hist = sub.add_parser("history", parents=[conn], help="list a thread's checkpoints")
+    hist.add_argument("thread", metavar="THREAD")
+    hist.add_argument("--limit", type=int, default=None, help="at most N checkpoints")
+    hist.add_argument("--json", action="store_true", help="print the raw query result")
+
+    thr = sub.add_parser("threads", parents=[conn], help="list threads")
+    thr.add_argument("--status", choices=["running", "interrupted", "done", "failed"])
+    thr.add_argument("--graph", default=None, metavar="NAME")
+    thr.add_argument("--limit", type=int, default=100)
+    thr.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    return parser
+
+
+@dataclasses.dataclass(frozen=True)
+class Connection:
+    address: str
+    namespace: str
+    tls: bool
+    api_key: str | None
+    task_queue: str
+
+
+def _connection(args: argparse.Namespace) -> Connection:
+    api_key = getattr(args, "api_key", None) or os.environ.get("TEMPORAL_API_KEY") or None
+    tls = bool(getattr(args, "tls", None)) or _env_flag("TEMPORAL_TLS") or bool(api_key)
+    return Connection(
+        address=getattr(args, "address", None) or os.environ.get("TEMPORAL_ADDRESS")
+        or DEFAULT_ADDRESS,
+        namespace=getattr(args, "namespace", None) or os.environ.get("TEMPORAL_NAMESPACE")
+        or DEFAULT_NAMESPACE,
+        tls=tls, api_key=api_key,
+        task_queue=getattr(args, "task_queue", None) or os.environ.get("GRAPHRUN_TASK_QUEUE")
+        or DEFAULT_TASK_QUEUE)
+
+
+# -- JSON in and out --------------------------------------------------------------
+def parse_json_arg(text: str, what: str, *, bare_string: bool = False,
+                   allow_file: bool = False) -> Any:
+    """JSON from an argument (or @file). A bare word is a string when `bare_string`."""
+    if allow_file and text.startswith("@"):
+        path = Path(text[1:])
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CLIError(f"{what}: cannot read {str(path)!r}: {exc.strerror or exc}", 2)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        stripped = text.strip()
+        if bare_string and stripped and not stripped.startswith(("{", "[", '"')):
+            return text
+        raise CLIError(f"{what} is not valid JSON ({exc.msg} at line {exc.lineno} "
+                       f"column {exc.colno}): {text[:80]!r}", 2) from None
+
+
+def untag(v: Any) -> Any:
+    """graphrun's tagged JSON (serde) as plain JSON, without importing any class."""
+    from graphrun.serde import TAG
+
+    if isinstance(v, list):
+        return [untag(x) for x in v]
+    if not isinstance(v, dict):
+        return v
+    tag = v.get(TAG)
+    if tag is None:
+        return {k: untag(x) for k, x in v.items()}
+    if tag == "dict":
+        return {str(untag(k)): untag(x) for k, x in v["items"]}
+    if tag == "interrupt":
+        return {"id": v["id"], "value": untag(v["value"])}
+    if tag in ("tuple", "set", "namedtuple", "model", "dataclass", "enum", "datetime",
+               "date", "timedelta", "bytes"):
+        return untag(v["v"])
+    if tag == "missing":
+        return None
+    return {k: untag(x) for k, x in v.items() if k != TAG}
+
+
+def plain(v: Any) -> Any:
+    """Python values (as returned by ainvoke) as plain JSON."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, Mapping):
+        return {str(k): plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [plain(x) for x in v]
+    if hasattr(v, "model_dump"):
+        return v.model_dump(mode="json")
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {f.name: plain(getattr(v, f.name)) for f in dataclasses.fields(v)}
+    if isinstance(v, enum.Enum):
+        return plain(v.value)
+    if isinstance(v, (_dt.datetime, _dt.date)):
+        return v.isoformat()
+    if isinstance(v, _dt.timedelta):
+        return v.total_seconds()
+    if isinstance(v, bytes):
+        return v.decode(errors="replace")
+    return repr(v)
+
+
+def _dump(v: Any, indent: int | None = 2) -> str:
+    return json.dumps(v, indent=indent, ensure_ascii=False, default=repr)
+
+
+def _one_line(v: Any) -> str:
+    return json.dumps(v, ensure_ascii=False, default=repr)
+
+
+# -- Temporal errors --------------------------------------------------------------
+def _rpc_status(exc: BaseException) -> Any:
+    from temporalio.service import RPCError
+
+    cur: BaseException | None = exc
+    while cur is not None:
+        if isinstance(cur, RPCError):
+            return cur.status
+        cur = cur.__cause__
+    return None
+
+
+def _is_not_found(exc: BaseException) -> bool:
+    from temporalio.service import RPCStatusCode
+
+    return _rpc_status(exc) == RPCStatusCode.NOT_FOUND
+
+
+def _is_unavailable(exc: BaseException) -> bool:
+    from temporalio.service import RPCStatusCode
+
+    return _rpc_status(exc) == RPCStatusCode.UNAVAILABLE
+
+
+def _unknown_thread(thread: str, conn: Connection) -> CLIError:
+    return CLIError(f"thread {thread!r} not found (no workflow with id {thread!r} in namespace "
+                    f"{conn.namespace!r} on {conn.address})")
+
+
+def _no_worker(conn: Connection, what: str) -> CLIError:
+    return CLIError(f"{what}: no graphrun worker answered on task queue {conn.task_queue!r}; "
+                    f"start one with `graphrun worker --graph module:attr` (or `graphrun dev`)")
+
+
+async def _connect(conn: Connection) -> Any:
+    from graphrun.client import GraphClient
+
+    try:
+        return await GraphClient.connect(conn.address, namespace=conn.namespace,
+                                         task_queue=conn.task_queue, tls=conn.tls,
+                                         api_key=conn.api_key)
+    except Exception as exc:  # temporalio raises RuntimeError("Failed client connect: ...")
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if len(detail) > 160:
+            detail = detail[:160] + "..."
+        raise CLIError(f"cannot reach a Temporal server at {conn.address} ({detail}); "
+                       f"{_SERVER_HINT}") from exc
+
+
+_QUERY_TIMEOUT = _dt.timedelta(seconds=15)
+
+
+async def _query(gc: Any, conn: Connection, thread: str, name: str, *args: Any) -> Any:
+    from temporalio.client import WorkflowQueryFailedError
+    from temporalio.service import RPCStatusCode
+
+    handle = gc.client.get_workflow_handle(gc.workflow_id(thread))
+    try:
+        return await handle.query(name, args=list(args), rpc_timeout=_QUERY_TIMEOUT)
+    except WorkflowQueryFailedError as exc:
+        raise CLIError(f"query {name} on thread {thread!r} failed: {exc}") from exc
+    except Exception as exc:
+        if _is_not_found(exc):
+            raise _unknown_thread(thread, conn) from exc
+        if _rpc_status(exc) == RPCStatusCode.DEADLINE_EXCEEDED:
+            raise _no_worker(conn, f"query {name} on thread {thread!r} timed out") from exc
+        raise
+
+
+# -- human output ---------------------------------------------------------------------
+def _format_values(values: Any) -> list[str]:
+    if isinstance(values, dict):
+        if not values:
+            return ["  (empty)"]
+        return [f"  {k}: {_one_line(v)}" for k, v in values.items()]
+    return [f"  {_one_line(values)}"]
+
+
+def _format_questions(thread: str, interrupts: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not interrupts:
+        return []
+    lines = ["waiting for an answer:"]
+    for i in interrupts:
+        lines.append(f"  [{i['id']}] {_one_line(i['value'])}")
+    if len(interrupts) == 1:
+        lines.append(f"answer with: graphrun resume {thread} '<json>' --id {interrupts[0]['id']}")
+    else:
+        lines.append(f"answer each with: graphrun resume {thread} '<json>' --id <interrupt id>")
+    return lines
+
+
+def _print(lines: Sequence[str]) -> None:
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
+
+
+# -- commands ------------------------------------------------------------------------
+async def cmd_invoke(args: argparse.Namespace) -> int:
+    from graphrun import errors
+    from graphrun.types import INTERRUPT, Command
+
+    if args.resume is not None:
+        payload: Any = Command(resume=parse_json_arg(args.resume, "--resume",
+                                                     bare_string=True))
+    elif args.input is not None:
+        payload = parse_json_arg(args.input, "--input", allow_file=True)
+    else:
+        payload = None
+    conn = _connection(args)
+    gc = await _connect(conn)
+    remote = gc.graph(args.graph)
+    config = {"configurable": {"thread_id": args.thread}}
+    try:
+        out = await asyncio.wait_for(remote.ainvoke(payload, config), args.timeout)
+    except asyncio.TimeoutError:
+        raise _no_worker(conn, f"graph {args.graph!r} did not pause or finish within "
+                               f"{args.timeout:g}s") from None
+    except errors.NodeFailedError as exc:
+        raise CLIError(f"thread {args.thread!r}: {exc}") from exc
+    except errors.GraphrunError as exc:
+        raise CLIError(f"{type(exc).__name__}: {exc}") from exc
+    interrupts = [{"id": i.id, "value": plain(i.value)} for i in out.pop(INTERRUPT, [])]
+    values = plain(out)
+    snap = await _query(gc, conn, args.thread, "get_state", None)
+    status = snap.get("status") or ("interrupted" if interrupts else "done")
+    next_nodes = list(snap.get("next") or [])
+    if args.json:
+        _print([_dump({"thread_id": args.thread, "graph": args.graph, "status": status,
+                       "values": values, "next": next_nodes, "interrupts": interrupts})])
+        return 0
+    lines = [f"thread {args.thread} ({args.graph}): {status}", "values:",
+             *_format_values(values)]
+    if next_nodes:
+        lines.append(f"next: {', '.join(next_nodes)}")
+    lines += _format_questions(args.thread, interrupts)
+    _print(lines)
+    return 0
+
+
+async def cmd_resume(args: argparse.Namespace) -> int:
+    from graphrun.engine import is_interrupt_id
+
+    value = parse_json_arg(args.value, "VALUE", bare_string=True)
+    if args.interrupt_id is not None and not is_interrupt_id(args.interrupt_id):
+        raise CLIError(f"--id {args.interrupt_id!r} is not an interrupt id (32 lowercase hex "
+                       f"characters, as shown by `graphrun state {args.thread}`)", 2)
+    conn = _connection(args)
+    gc = await _connect(conn)
+    before: list[str] | None = None
+    if not args.no_check:
+        before = list((await _query(gc, conn, args.thread, "get_state", None))
+                      .get("refused") or [])
+    try:
+        await gc.resume(args.thread, value, args.interrupt_id)
+    except Exception as exc:
+        if _is_not_found(exc):
+            # A signal to a finished workflow is NOT_FOUND too.
+            if before is not None:
+                raise CLIError(f"thread {args.thread!r} has finished: nothing to resume; "
+                               f"invoke it with new input instead") from exc
+            raise _unknown_thread(args.thread, conn) from exc
+        raise
+    if before is not None:
+        # The signal is accepted by the server whatever its payload; the workflow refuses a
+        # bad one and records it. Queries see the state after the signal was handled.
+        after = list((await _query(gc, conn, args.thread, "get_state", None))
+                     .get("refused") or [])
+        if len(after) > len(before):
+            raise CLIError(f"thread {args.thread!r} refused the answer: {after[-1]}")
+    target = f" to interrupt {args.interrupt_id}" if args.interrupt_id else ""
+    _print([f"resumed thread {args.thread}{target} with {_one_line(value)}"])
+    return 0
+
+
+async def cmd_state(args: argparse.Namespace) -> int:
+    conn = _connection(args)
+    gc = await _connect(conn)
+    data = await _query(gc, conn, args.thread, "get_state", None)
+    if args.json:
+        _print([_dump(data)])
+        return 0
+    meta = untag(data.get("metadata")) or {}
+    ckpt = ((data.get("config") or {}).get("configurable") or {}).get("checkpoint_id")
+    lines = [f"thread: {args.thread}", f"status: {data.get('status', '?')}"]
+    if ckpt:
+        lines.append(f"checkpoint: {ckpt} (step {meta.get('step', '?')}, "
+                     f"{data.get('created_at') or '?'})")
+    lines += ["values:", *_format_values(untag(data.get("values")))]
+    lines.append(f"next: {', '.join(data.get('next') or []) or '(none)'}")
+    for t in data.get("tasks") or []:
+        if t.get("error"):
+            lines.append(f"failed: node {t['name']}: {t['error'].get('type')}: "
+                         f"{t['error'].get('message')}")
+    lines += _format_questions(args.thread, [untag(i) for i in data.get("interrupts") or []])
+    refused = data.get("refused") or []
+    if refused:
+        lines.append(f"last refused resume: {refused[-1]}")
+    _print(lines)
+    return 0
+
+
+async def cmd_history(args: argparse.Namespace) -> int:
+    conn = _connection(args)
+    gc = await _connect(conn)
+    items = await _query(gc, conn, args.thread, "get_state_history", args.limit, None)
+    if args.json:
+        _print([_dump(items)])
+        return 0
+    lines = []
+    for item in items:
+        meta = untag(item.get("metadata")) or {}
+        cid = ((item.get("config") or {}).get("configurable") or {}).get("checkpoint_id")
+        nxt = ",".join(item.get("next") or []) or "-"
+        lines.append(f"step {meta.get('step', '?'):>3}  {str(meta.get('source', '?')):<6}  "
+                     f"next={nxt:<20}  {cid}")
+    _print(lines or [f"thread {args.thread} has no checkpoints"])
+    return 0
+
+
+async def cmd_threads(args: argparse.Namespace) -> int:
+    conn = _connection(args)
+    gc = await _connect(conn)
+    try:
+        threads = await gc.list_threads(status=args.status, graph=args.graph, limit=args.limit)
+    except Exception as exc:
+        if _is_unavailable(exc):
+            raise CLIError(f"cannot reach a Temporal server at {conn.address}; "
+                           f"{_SERVER_HINT}") from exc
+        raise CLIError(f"cannot list threads: {str(exc).splitlines()[0] if str(exc) else exc!r}"
+                       " (are the GraphStatus/GraphName search attributes registered?)"
+                       ) from exc
+    rows = [{"thread_id": t.thread_id, "graph": t.graph, "status": t.status,
+             "workflow_status": t.workflow_status} for t in threads]
+    if args.json:
+        _print([_dump(rows)])
+        return 0
+    if not rows:
+        _print(["no threads"])
+        return 0
+    headers = ["THREAD", "GRAPH", "STATUS", "WORKFLOW"]
+    table = [[r["thread_id"], r["graph"] or "-", r["status"] or "-", r["workflow_status"]]
+             for r in rows]
+    widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(headers)]
+    _print(["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+            for row in [headers, *table]])
+    return 0
+
+
+# -- serving ---------------------------------------------------------------------------
+def _ensure_cwd_on_path() -> None:
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+
+
+def load_graphs(specs: Sequence[str]) -> dict[str, Any]:
+    """`module:attr` -> {name: compiled graph}; attr may be a dict of graphs."""
+    _ensure_cwd_on_path()
+    graphs: dict[str, Any] = {}
+    for spec in specs:
+        module_name, sep, attr = spec.partition(":")
+        if not sep or not module_name or not attr:
+            raise CLIError(f"--graph {spec!r}: expected MODULE:ATTR, e.g. myapp.graphs:graph", 2)
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise CLIError(f"--graph {spec!r}: cannot import module {module_name!r}: "
+                           f"{exc}") from exc
+        obj: Any = module
+        try:
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            raise CLIError(f"--graph {spec!r}: module {module_name!r} has no attribute "
+                           f"{attr!r}") from None
+        items = obj.items() if isinstance(obj, Mapping) else [(None, obj)]
+        for name, graph in items:
+            if not hasattr(graph, "spec"):
+                raise CLIError(f"--graph {spec!r}{f'[{name!r}]' if name else ''} is a "
+                               f"{type(graph).__name__}, not a compiled graph "
+                               f"(builder.compile(name=...))")
+            name = name or getattr(graph, "name", None)
+            if not name or name == "LangGraph":
+                raise CLIError(f"--graph {spec!r}: the graph has no name; compile it with "
+                               f"builder.compile(name=...)")
+            graphs[str(name)] = graph
+    return graphs
+
+
+def example_graphs() -> dict[str, Any]:
+    """Every example graph (examples.EXAMPLES), if the examples package is importable."""
+    _ensure_cwd_on_path()
+    try:
+        examples = importlib.import_module("examples")
+        names = list(getattr(examples, "EXAMPLES"))
+    except (ImportError, AttributeError):
+        return {}
+    graphs: dict[str, Any] = {}
+    for name in names:
+        try:
+            graph = importlib.import_module(f"examples.{name}").graph
+        except (ImportError, AttributeError) as exc:
+            print(f"warning: skipping example {name!r}: {exc}", file=sys.stderr)
+            continue
+        graphs[getattr(graph, "name", None) or name] = graph
+    return graphs
+
+
+def _stop_event() -> asyncio.Event:
+    """Set on SIGINT / SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):  # Windows: Ctrl-C raises instead
+            pass
+    return stop
+
+
+async def _serve(client: Any, graphs: Mapping[str, Any], task_queue: str,
+                 stop: asyncio.Event) -> None:
+    from graphrun.worker import create_worker
+
+    worker = create_worker(client, graphs, task_queue=task_queue)
+    run = asyncio.ensure_future(worker.run())
+    waiter = asyncio.ensure_future(stop.wait())
+    done, _ = await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    if run in done:
+        waiter.cancel()
+        run.result()  # the worker stopped by itself: raise its error
+        return
+    await worker.shutdown()
+    await run
+
+
+async def cmd_worker(args: argparse.Namespace) -> int:
+    graphs = load_graphs(args.graph)
+    conn = _connection(args)
+    stop = _stop_event()
+    gc = await _connect(conn)
+    _print([f"graphrun worker on {conn.address} (namespace {conn.namespace}, task queue "
+            f"{conn.task_queue})", f"serving graphs: {', '.join(sorted(graphs))}",
+            "ready; Ctrl-C to stop"])
+    await _serve(gc.client, graphs, conn.task_queue, stop)
+    _print(["worker stopped"])
+    return 0
+
+
+async def cmd_dev(args: argparse.Namespace) -> int:
+    from graphrun.devserver import DevServer
+
+    graphs = load_graphs(args.graph) if args.graph else example_graphs()
+    if not graphs:
+        raise CLIError("no graphs to serve: the examples package is not importable from "
+                       f"{os.getcwd()}; pass --graph module:attr")
+    task_queue = args.task_queue or os.environ.get("GRAPHRUN_TASK_QUEUE") or DEFAULT_TASK_QUEUE
+    namespace = args.namespace or os.environ.get("TEMPORAL_NAMESPACE") or DEFAULT_NAMESPACE
+    state_dir = Path(args.state_dir)
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CLIError(f"--state-dir {str(state_dir)!r}: {exc.strerror or exc}") from exc
+    db = state_dir.resolve() / DB_FILENAME
+    stop = _stop_event()
+    server = DevServer(port=args.port, ui=not args.no_ui,
+                       ui_port=None if args.no_ui else args.ui_port, db_filename=db,
+                       namespace=namespace)
+    try:
+        await asyncio.to_thread(server.start)
+    except RuntimeError as exc:
+        first = str(exc).splitlines()[0]
+        raise CLIError(f"cannot start the Temporal dev server: {first} (is port {args.port} "
+                       f"in use? try --port)") from exc
+    try:
+        conn = Connection(address=server.address, namespace=namespace, tls=False, api_key=None,
+                          task_queue=task_queue)
+        gc = await _connect(conn)
+        lines = [f"Temporal dev server: {server.address} (namespace {namespace})",
+                 f"Web UI: {server.ui_url or '(disabled)'}",
+                 f"state: {db}",
+                 f"worker on task queue {task_queue!r} serving: {', '.join(sorted(graphs))}"]
+        if server.address.rsplit(":", 1)[-1] != "7233":
+            lines.append(f"export TEMPORAL_ADDRESS={server.address}")
+        lines.append("ready; Ctrl-C to stop")
+        _print(lines)
+        await _serve(gc.client, graphs, task_queue, stop)
+    finally:
+        await asyncio.to_thread(server.stop)
+    _print(["stopped"])
+    return 0
+
+
+_COMMANDS = {
+    "dev": cmd_dev,
+    "worker": cmd_worker,
+    "invoke": cmd_invoke,
+    "resume": cmd_resume,
+    "state": cmd_state,
+    "history": cmd_history,
+    "threads": cmd_threads,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `graphrun` command; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return int(exc.code or 0)
+    _ensure_cwd_on_path()
+    try:
+        return asyncio.run(_COMMANDS[args.command](args))
+    except CLIError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # anything else: still one line, not a traceback
+        if _is_unavailable(exc):
+            print(f"error: lost the connection to the Temporal server ({exc}); {_SERVER_HINT}",
+                  file=sys.stderr)
+            return 1
+        if os.environ.get("GRAPHRUN_DEBUG"):
+            raise
+        message = str(exc).splitlines()[0] if str(exc) else ""
+        print(f"error: {type(exc).__name__}: {message} (set GRAPHRUN_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
