@@ -5,14 +5,28 @@ with `graphrun.worker.create_worker` and call it with `graphrun.client.GraphClie
 """
 
 from graphrun.channels import Overwrite
-from graphrun.errors import (EmptyInputError, GraphRecursionError, GraphrunError,
-                             GraphValidationError, InvalidResumeError, InvalidUpdateError,
-                             NodeFailedError)
+from graphrun.errors import (
+                             EmptyInputError,
+                             GraphRecursionError,
+                             GraphrunError,
+                             GraphValidationError,
+                             InvalidResumeError,
+                             InvalidUpdateError,
+                             NodeFailedError,
+)
 from graphrun.graph import StateGraph
 from graphrun.local import CompiledStateGraph, InMemorySaver, MemorySaver
 from graphrun.runner import interrupt
-from graphrun.types import (END, START, Command, Interrupt, PregelTask, RetryPolicy, Send,
-                            StateSnapshot)
+from graphrun.types import (
+                             END,
+                             START,
+                             Command,
+                             Interrupt,
+                             PregelTask,
+                             RetryPolicy,
+                             Send,
+                             StateSnapshot,
+)
 
 __all__ = [
     "END",

@@ -7,7 +7,8 @@ Each channel class is both a spec (built once at compile time) and, through
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from graphrun.errors import InvalidUpdateError
 
@@ -30,7 +31,7 @@ class Channel:
         self.key = key
         self.value: Any = MISSING
 
-    def restore(self, saved: Any = MISSING) -> "Channel":
+    def restore(self, saved: Any = MISSING) -> Channel:
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new.value = self._initial() if saved is MISSING else self._load(saved)
@@ -164,7 +165,7 @@ class NamedBarrierValue(Channel):
         return sorted(self.value) if self.value else MISSING
 
     def is_available(self) -> bool:
-        return self.value == self.names
+        return bool(self.value == self.names)
 
     def get(self) -> Any:
         return None

@@ -9,13 +9,21 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-from datetime import timedelta
-from typing import Any, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
 
-from temporalio.client import (Client, WithStartWorkflowOperation, WorkflowExecutionStatus,
-                               WorkflowUpdateFailedError)
-from temporalio.common import (SearchAttributeKey, SearchAttributePair, TypedSearchAttributes,
-                               WorkflowIDConflictPolicy)
+from temporalio.client import (
+    Client,
+    WithStartWorkflowOperation,
+    WorkflowExecutionStatus,
+    WorkflowUpdateFailedError,
+)
+from temporalio.common import (
+    SearchAttributeKey,
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+)
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
@@ -98,7 +106,7 @@ class GraphClient:
                       task_queue: str = "graphrun", id_prefix: str = "",
                       tls: bool | Any = False, api_key: str | None = None,
                       max_history: int = 100, history_event_limit: int = 10_000,
-                      **connect_options: Any) -> "GraphClient":
+                      **connect_options: Any) -> GraphClient:
         """Connect to Temporal (default: $TEMPORAL_ADDRESS or localhost:7233)."""
         client = await Client.connect(
             target or os.environ.get("TEMPORAL_ADDRESS", "localhost:7233"),
@@ -108,7 +116,7 @@ class GraphClient:
         return cls(client, task_queue=task_queue, id_prefix=id_prefix, max_history=max_history,
                    history_event_limit=history_event_limit)
 
-    def graph(self, name: str) -> "RemoteGraph":
+    def graph(self, name: str) -> RemoteGraph:
         return RemoteGraph(self, name)
 
     def workflow_id(self, thread_id: str) -> str:
@@ -167,12 +175,14 @@ class RemoteGraph:
         handle = client.get_workflow_handle(wid)
         try:
             try:
-                return await handle.execute_update("invoke", req, result_type=RunResult)
+                result: RunResult = await handle.execute_update("invoke", req,
+                                                                result_type=RunResult)
+                return result
             except RPCError as exc:
                 if exc.status != RPCStatusCode.NOT_FOUND:
                     raise
             seed = await self._finished_thread(wid)
-            op = WithStartWorkflowOperation(
+            op: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
                 "GraphWorkflow", StartRequest(graph=self.name, thread_id=tid, thread=seed,
                                              max_history=self.gc.max_history,
                                              history_event_limit=self.gc.history_event_limit,
@@ -183,8 +193,9 @@ class RemoteGraph:
                     SearchAttributePair(GRAPH_NAME, self.name),
                     SearchAttributePair(GRAPH_STATUS, "running")])
                 if self.gc.search_attributes else None)
-            return await client.execute_update_with_start_workflow(
+            started: RunResult = await client.execute_update_with_start_workflow(
                 "invoke", req, start_workflow_operation=op, result_type=RunResult)
+            return started
         except WorkflowUpdateFailedError as exc:
             raise _translate(exc) from exc
 
@@ -249,7 +260,8 @@ class RemoteGraph:
                     "thread_id": tid}}, metadata=None, created_at=None, parent_config=None,
                     tasks=())
             raise
-        return serde.snapshot_from_json(data)
+        snapshot: StateSnapshot = serde.snapshot_from_json(data)
+        return snapshot
 
     async def aget_state_history(self, config: Mapping[str, Any], *, limit: int | None = None,
                                  before: Mapping[str, Any] | None = None, **_: Any

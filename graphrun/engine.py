@@ -17,16 +17,31 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from xxhash import xxh3_128_hexdigest
 
 from graphrun.channels import MISSING, Channel
-from graphrun.errors import (EmptyInputError, GraphRecursionError, InvalidResumeError)
+from graphrun.errors import EmptyInputError, GraphRecursionError, InvalidResumeError
 from graphrun.graph import GraphSpec
-from graphrun.types import (END, INTERRUPT, NS_END, NS_SEP, PULL, PUSH, START, TASKS, Command,
-                            Interrupt, PendingTask, PregelTask, Send, StateSnapshot)
+from graphrun.types import (
+    END,
+    INTERRUPT,
+    NS_END,
+    NS_SEP,
+    PULL,
+    PUSH,
+    START,
+    TASKS,
+    Command,
+    Interrupt,
+    PendingTask,
+    PregelTask,
+    Send,
+    StateSnapshot,
+)
 
 Write = tuple[str, Any]
 
@@ -705,4 +720,5 @@ def thread_from_data(data: Any) -> Thread:
         return data
     from graphrun.serde import thread_from_json
 
-    return thread_from_json(data)
+    thread: Thread = thread_from_json(data)
+    return thread

@@ -11,12 +11,19 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import typing
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any
 
-from graphrun.channels import (BinaryOperatorAggregate, Channel, EphemeralValue, LastValue,
-                               NamedBarrierValue, Topic)
+from graphrun.channels import (
+    BinaryOperatorAggregate,
+    Channel,
+    EphemeralValue,
+    LastValue,
+    NamedBarrierValue,
+    Topic,
+)
 from graphrun.errors import GraphValidationError, InvalidUpdateError
 from graphrun.types import END, START, TASKS, RetryPolicy
 
@@ -59,7 +66,7 @@ def _accepts_config(fn: Callable[..., Any]) -> bool:
 
 def _is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None))
+        getattr(fn, "__call__", None))  # noqa: B004 - an object with async __call__
 
 
 def _state_fields(schema: Any) -> dict[str, Any]:
@@ -131,10 +138,10 @@ class StateGraph:
 
     # -- nodes -------------------------------------------------------------
     def add_node(self, node: str | Callable[..., Any], action: Callable[..., Any] | None = None,
-                 *, retry_policy: RetryPolicy | None = None,
+                 *, retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
                  metadata: dict[str, Any] | None = None, timeout: timedelta | None = None,
                  heartbeat_timeout: timedelta | None = None, local: bool | None = None,
-                 **kwargs: Any) -> "StateGraph":
+                 **kwargs: Any) -> StateGraph:
         """Add a node. `add_node(fn)` names it after the function.
 
         graphrun extras: `timeout` (the activity's start-to-close timeout),
@@ -143,10 +150,12 @@ class StateGraph:
         the exception of `defer`, which is not supported.
         """
         if not isinstance(node, str):
-            action, node = node, getattr(node, "name", None) or getattr(node, "__name__", None)
-            if not isinstance(node, str):
+            action = node
+            inferred = getattr(node, "name", None) or getattr(node, "__name__", None)
+            if not isinstance(inferred, str):
                 raise GraphValidationError(
                     "cannot name this node; call add_node('name', fn) instead.")
+            node = inferred
         if action is None:
             raise GraphValidationError(f"node '{node}' has no function. Pass add_node('{node}', fn).")
         if kwargs.get("defer"):
@@ -156,8 +165,8 @@ class StateGraph:
         if node in (START, END) or any(c in node for c in "|:"):
             raise GraphValidationError(
                 f"node name {node!r} is reserved or contains '|' or ':'. Pick another name.")
-        if isinstance(retry_policy, (list, tuple)):
-            retry_policy = retry_policy[0] if retry_policy else None
+        if retry_policy is not None and not isinstance(retry_policy, RetryPolicy):
+            retry_policy = retry_policy[0] if retry_policy else None  # LangGraph takes a list
         from graphrun.local import CompiledStateGraph  # the compiled graph lives there
 
         is_sub = isinstance(action, CompiledStateGraph)
@@ -169,7 +178,7 @@ class StateGraph:
         return self
 
     def add_sequence(self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]
-                     ) -> "StateGraph":
+                     ) -> StateGraph:
         """Add nodes and chain them with edges, in order."""
         if not nodes:
             raise GraphValidationError("add_sequence() needs at least one node.")
@@ -185,7 +194,7 @@ class StateGraph:
         return self
 
     # -- edges -------------------------------------------------------------
-    def add_edge(self, start_key: str | Sequence[str], end_key: str) -> "StateGraph":
+    def add_edge(self, start_key: str | Sequence[str], end_key: str) -> StateGraph:
         """Add `a -> b`; `add_edge([a, b], c)` runs c once both a and b have run."""
         if isinstance(start_key, str):
             if start_key == END:
@@ -207,7 +216,7 @@ class StateGraph:
 
     def add_conditional_edges(self, source: str, path: Callable[..., Any],
                               path_map: dict[Hashable, str] | list[str] | None = None
-                              ) -> "StateGraph":
+                              ) -> StateGraph:
         """After `source`, go where `path(state)` says: a name, a list, END or Sends."""
         if source == END:
             raise GraphValidationError("END cannot have outgoing edges. Remove this edge.")
@@ -218,15 +227,15 @@ class StateGraph:
                    accepts_config=_accepts_config(path)))
         return self
 
-    def set_entry_point(self, key: str) -> "StateGraph":
+    def set_entry_point(self, key: str) -> StateGraph:
         return self.add_edge(START, key)
 
     def set_conditional_entry_point(self, path: Callable[..., Any],
                                     path_map: dict[Hashable, str] | list[str] | None = None
-                                    ) -> "StateGraph":
+                                    ) -> StateGraph:
         return self.add_conditional_edges(START, path, path_map)
 
-    def set_finish_point(self, key: str) -> "StateGraph":
+    def set_finish_point(self, key: str) -> StateGraph:
         return self.add_edge(key, END)
 
     # -- compile -----------------------------------------------------------
@@ -269,7 +278,8 @@ class StateGraph:
     def compile(self, checkpointer: Any = None, *, name: str | None = None,
                 interrupt_before: Sequence[str] | str | None = None,
                 interrupt_after: Sequence[str] | str | None = None,
-                strict_resume: bool = True, debug: bool = False, **_: Any) -> Any:
+                strict_resume: bool = True, local_activities: bool = False,
+                debug: bool = False, **_: Any) -> Any:
         """Validate the graph and return a runnable `CompiledStateGraph`.
 
         Args:
@@ -279,6 +289,8 @@ class StateGraph:
             interrupt_before / interrupt_after: static breakpoints (resume with None).
             strict_resume: reject resumes that answer nothing (LangGraph ignores
                 them); pass False to keep LangGraph's leniency.
+            local_activities: on Temporal, run every node as a local activity (for
+                graphs of short nodes); `add_node(..., local=...)` overrides it per node.
         """
         before = [interrupt_before] if isinstance(interrupt_before, str) else list(
             interrupt_before or [])
@@ -286,7 +298,8 @@ class StateGraph:
             interrupt_after or [])
         self.validate([*before, *after])
         spec = GraphSpec.build(self, name=name or "LangGraph", interrupt_before=before,
-                               interrupt_after=after, strict_resume=strict_resume)
+                               interrupt_after=after, strict_resume=strict_resume,
+                               local_activities=local_activities)
         from graphrun.local import CompiledStateGraph
 
         return CompiledStateGraph(spec, checkpointer=checkpointer)
@@ -307,13 +320,15 @@ class GraphSpec:
     interrupt_before: tuple[str, ...]
     interrupt_after: tuple[str, ...]
     strict_resume: bool
+    local_activities: bool
     state_keys: tuple[str, ...]
     input_keys: tuple[str, ...]
     output_keys: tuple[str, ...]
 
     @classmethod
     def build(cls, b: StateGraph, *, name: str, interrupt_before: Sequence[str],
-              interrupt_after: Sequence[str], strict_resume: bool) -> "GraphSpec":
+              interrupt_after: Sequence[str], strict_resume: bool,
+              local_activities: bool = False) -> GraphSpec:
         channels: dict[str, Channel] = {k: _channel_for(k, t) for k, t in b.fields.items()}
         channels[START] = EphemeralValue(START)
         channels[TASKS] = Topic(TASKS)
@@ -339,7 +354,8 @@ class GraphSpec:
             joins={k: tuple(v) for k, v in joins.items()},
             branches={k: tuple(v) for k, v in b.branches.items()},
             interrupt_before=tuple(interrupt_before), interrupt_after=tuple(interrupt_after),
-            strict_resume=strict_resume, state_keys=tuple(b.fields),
+            strict_resume=strict_resume, local_activities=local_activities,
+            state_keys=tuple(b.fields),
             input_keys=tuple(b.input_keys), output_keys=tuple(b.output_keys))
 
     # -- reading and writing state ------------------------------------------
@@ -347,6 +363,7 @@ class GraphSpec:
         """Turn a node's return value (dict, model, dataclass) into channel writes."""
         if update is None:
             return []
+        items: Iterable[tuple[str, Any]]
         if isinstance(update, dict):
             items = update.items()
         elif hasattr(update, "model_fields_set") and hasattr(update, "model_fields"):
@@ -371,7 +388,7 @@ class GraphSpec:
         schema = self.builder.state_schema
         if hasattr(schema, "model_validate"):
             return schema.model_validate(values) if values else schema.model_construct()
-        if dataclasses.is_dataclass(schema):
+        if dataclasses.is_dataclass(schema) and isinstance(schema, type):
             try:
                 return schema(**values)
             except TypeError:

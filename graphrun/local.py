@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import datetime, timezone
-from typing import Any, AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from graphrun import engine
 from graphrun.channels import MISSING
-from graphrun.engine import Checkpoint, Run, TaskCall, TaskResult, Thread
-from graphrun.errors import GraphInterrupt, InvalidUpdateError, NodeFailedError, ParentCommand
+from graphrun.engine import Run, TaskCall, TaskResult, Thread
+from graphrun.errors import GraphInterrupt, NodeFailedError
 from graphrun.graph import GraphSpec
 from graphrun.runner import arun_task, current_task, node_writes, run_task
-from graphrun.types import INTERRUPT, START, Command, StateSnapshot
+from graphrun.types import Command, StateSnapshot
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 class InMemorySaver:
@@ -70,7 +71,8 @@ class CompiledStateGraph:
         if tid is None:
             raise ValueError('Checkpointer requires a thread_id: pass config={"configurable": '
                              '{"thread_id": "..."}}.')
-        return self.checkpointer.thread(str(tid))
+        thread: Thread = self.checkpointer.thread(str(tid))
+        return thread
 
     # -- running -------------------------------------------------------------
     def _run(self, input: Any, config: Mapping[str, Any] | None) -> Run:
@@ -136,18 +138,20 @@ class CompiledStateGraph:
                ) -> dict[str, Any]:
         """Run until the graph ends or pauses; returns the state (+ `__interrupt__`)."""
         if current_task() is not None:
-            return self._invoke_nested(input, config, sync=True)  # type: ignore[return-value]
+            nested: dict[str, Any] = self._invoke_nested(input, config, sync=True)
+            return nested
         run = self._run(input, config)
-        for _ in self._steps(run, config):
+        for _events in self._steps(run, config):
             pass
         return run.output()
 
     async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None, **_: Any
                       ) -> dict[str, Any]:
         if current_task() is not None:
-            return await self._invoke_nested(input, config, sync=False)  # type: ignore[misc]
+            nested_out: dict[str, Any] = await self._invoke_nested(input, config, sync=False)
+            return nested_out
         run = self._run(input, config)
-        async for _ in self._asteps(run, config):
+        async for _events in self._asteps(run, config):
             pass
         return run.output()
 

@@ -10,16 +10,16 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import json
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any
 
 from graphrun.channels import MISSING
-from graphrun.engine import (TaskCall, TaskResult, Write, goto_writes, interrupt_id)
-from graphrun.errors import (GraphInterrupt, InvalidResumeError, InvalidUpdateError,
-                             ParentCommand)
+from graphrun.engine import TaskCall, TaskResult, Write, goto_writes, interrupt_id
+from graphrun.errors import GraphInterrupt, InvalidResumeError, InvalidUpdateError, ParentCommand
 from graphrun.graph import GraphSpec
-from graphrun.types import END, PUSH, START, TASKS, Command, Interrupt, Send
+from graphrun.types import END, PUSH, START, Command, Interrupt, Send
 
 
 @dataclass
@@ -203,7 +203,8 @@ def _call(node: Any, ctx: TaskContext, *, sync: bool) -> Any:
     return node.fn(*args)
 
 
-async def _call_async(fn: Callable[..., Awaitable[Any]], ctx: TaskContext) -> Any:
+async def _call_async(fn: Callable[..., Awaitable[Any]] | None, ctx: TaskContext) -> Any:
+    assert fn is not None
     node = ctx.graph.nodes[ctx.call.task.name]
     args = (_node_input(ctx), ctx.config) if node.accepts_config else (_node_input(ctx),)
     return await fn(*args)

@@ -33,7 +33,7 @@ def _load(path: str) -> Any:
     return obj
 
 
-def dumps(v: Any) -> Any:  # noqa: C901 - one flat dispatch reads best here
+def dumps(v: Any) -> Any:
     """Encode to JSON-able data."""
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
@@ -136,9 +136,9 @@ def checkpoint_from_json(d: dict[str, Any]) -> Any:
     from graphrun.engine import Checkpoint
 
     c = Checkpoint(**{k: loads(v) for k, v in d.items()})
-    c.null_writes = [tuple(w) for w in c.null_writes]  # type: ignore[misc]
+    c.null_writes = [(w[0], w[1]) for w in c.null_writes]
     for p in c.pending.values():
-        p.writes = [tuple(w) for w in p.writes]  # type: ignore[misc]
+        p.writes = [(w[0], w[1]) for w in p.writes]
     return c
 
 

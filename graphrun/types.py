@@ -5,8 +5,9 @@ Nothing here does I/O; every type is either a frozen dataclass or a NamedTuple.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Literal, NamedTuple, Sequence
+from typing import Any, ClassVar, Literal, NamedTuple
 
 START = "__start__"
 END = "__end__"

@@ -22,8 +22,15 @@ with workflow.unsafe.imports_passed_through():
     from graphrun import engine, registry, serde
     from graphrun.errors import GraphrunError, InvalidResumeError
     from graphrun.graph import GraphSpec, NodeSpec
-    from graphrun.payloads import (InvokeRequest, NodeCall, NodeResult, RunResult,
-                                   StartRequest, ThreadResult)
+    from graphrun.payloads import (
+        InvokeRequest,
+        NodeCall,
+        NodeResult,
+        RunResult,
+        StartRequest,
+        ThreadResult,
+    )
+    from graphrun.channels import MISSING
     from graphrun.runner import node_writes, run_task
     from graphrun.types import START, Command
 
@@ -70,7 +77,7 @@ class GraphWorkflow:
                     lambda: bool(self._inbox) or (self._status == "done"
                                                   and workflow.all_handlers_finished()),
                     timeout=self._next_deadline())
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self._expire_deadlines()
                 continue
             if not self._inbox:
@@ -194,9 +201,9 @@ class GraphWorkflow:
             graph=self._req.graph, node=task.name, task_id=task.id, step=task.step,
             thread_id=self._thread.thread_id, task=serde.dumps(task),
             resume=serde.dumps(call.resume),
-            null_resume=serde.dumps(None if call.null_resume is engine.MISSING
+            null_resume=serde.dumps(None if call.null_resume is MISSING
                                     else call.null_resume),
-            has_null_resume=call.null_resume is not engine.MISSING,
+            has_null_resume=call.null_resume is not MISSING,
             resume_map=serde.dumps(dict(run.resume_map)), nested=serde.dumps(call.nested),
             config=serde.dumps({k: v for k, v in item.config.items() if k == "configurable"}))
         options: dict[str, Any] = {
@@ -205,8 +212,7 @@ class GraphWorkflow:
             "summary": task.name,
         }
         try:
-            if node.local if node.local is not None else bool(
-                    self._spec.builder.__dict__.get("local_activities")):
+            if node.local if node.local is not None else self._spec.local_activities:
                 res = await workflow.execute_local_activity(
                     "run_node", payload, result_type=NodeResult, **options)
             else:
