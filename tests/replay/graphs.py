@@ -120,3 +120,21 @@ looping = (StateGraph(LoopState)
 
 GRAPHS: dict[str, Any] = {"approval": approval, "parallel": parallel, "flaky": flaky,
                           "looping": looping}
+
+
+# -- deadline: START -> decide (interrupt with a 1 s deadline, default False) -> END -------
+class DeadlineState(TypedDict, total=False):
+    decision: bool
+
+
+def decide(state: DeadlineState) -> dict[str, Any]:
+    return {"decision": bool(interrupt("Decide within a second", timeout=1.0, default=False))}
+
+
+deadline = (StateGraph(DeadlineState)
+            .add_node("decide", decide)
+            .add_edge(START, "decide")
+            .add_edge("decide", END)
+            .compile(name="deadline"))
+
+GRAPHS["deadline"] = deadline

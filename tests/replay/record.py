@@ -120,6 +120,30 @@ async def record_looping(gc: GraphClient) -> None:
     await _save(last, "looping_last_run")
 
 
+async def record_signals(gc: GraphClient) -> None:
+    """approval answered by signals: a refused one, update_state while paused, a good one."""
+    g, cfg = gc.graph("approval"), _cfg("approval-signals")
+    out = await g.ainvoke({"amount": 7}, cfg)
+    assert INTERRUPT in out, out
+    handle = gc.client.get_workflow_handle("approval-signals")
+    await handle.signal("resume", {"wrong": True})
+    await g.aupdate_state(cfg, {"amount": 70})
+    await gc.resume("approval-signals", True)
+    last = await _finish(gc, "approval-signals")
+    final = await g.aget_state(cfg)
+    assert final.values == {"amount": 70, "approved": True, "charged": True}, final
+    await _save(last, "approval_signals")
+
+
+async def record_deadline(gc: GraphClient) -> None:
+    g, cfg = gc.graph("deadline"), _cfg("deadline")
+    out = await g.ainvoke({}, cfg)
+    assert INTERRUPT in out, out
+    await _finish(gc, "deadline")  # the 1 s timer answers with the default
+    assert (await g.aget_state(cfg)).values == {"decision": False}
+    await _save(gc.client.get_workflow_handle("deadline"), "deadline")
+
+
 async def main() -> None:
     HISTORIES.mkdir(exist_ok=True)
     async with DevServer(ui=False) as srv:
@@ -132,6 +156,8 @@ async def main() -> None:
             await record_flaky(gc)
             await record_looping(GraphClient(client, task_queue=queue,
                                              history_event_limit=30))
+            await record_signals(gc)
+            await record_deadline(gc)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,8 @@ def _load(name: str) -> WorkflowHistory:
 
 def test_expected_histories_present() -> None:
     assert set(GOOD) == {"approval.json", "parallel.json", "flaky.json",
-                         "looping_first_run.json", "looping_last_run.json"}
+                         "looping_first_run.json", "looping_last_run.json",
+                         "approval_signals.json", "deadline.json"}
     assert (HISTORIES / BAD).exists()
 
 
