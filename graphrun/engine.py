@@ -24,7 +24,12 @@ from typing import Any
 from xxhash import xxh3_128_hexdigest
 
 from graphrun.channels import MISSING, Channel
-from graphrun.errors import EmptyInputError, GraphRecursionError, InvalidResumeError
+from graphrun.errors import (
+    EmptyInputError,
+    GraphRecursionError,
+    InvalidResumeError,
+    NodeFailedError,
+)
 from graphrun.graph import GraphSpec
 from graphrun.types import (
     END,
@@ -530,6 +535,13 @@ class Run:
         self._base = self.ckpt
 
     # -- results -------------------------------------------------------------
+    def failure(self) -> NodeFailedError:
+        """The first failed task of the step, as the error both drivers report."""
+        r = self.failed[0]
+        node = next((t.name for t in self._tasks if t.id == r.task_id), r.task_id)
+        err = r.error or {}
+        return NodeFailedError(node, err.get("type", "Exception"), err.get("message", ""))
+
     def values(self) -> dict[str, Any]:
         return read_values(self.channels, self.graph.output_keys)
 

@@ -16,7 +16,7 @@ from typing import Any
 from graphrun import engine
 from graphrun.channels import MISSING
 from graphrun.engine import Run, TaskCall, TaskResult, Thread
-from graphrun.errors import GraphInterrupt, NodeFailedError
+from graphrun.errors import GraphInterrupt
 from graphrun.graph import GraphSpec
 from graphrun.runner import arun_task, current_task, node_writes, run_task
 from graphrun.types import Command, StateSnapshot
@@ -85,10 +85,9 @@ class CompiledStateGraph:
 
     def _after(self, run: Run) -> None:
         if run.status == "failed":
-            failed = run.failed[0]
-            if failed.exception is not None:
-                raise failed.exception
-            raise NodeFailedError(failed.task_id, **failed.error)  # type: ignore[arg-type]
+            exception = run.failed[0].exception
+            # In-process, the node's own exception propagates, as in LangGraph.
+            raise exception if exception is not None else run.failure()
 
     def _steps(self, run: Run, config: Mapping[str, Any] | None) -> Iterator[list[tuple[str, Any]]]:
         yield self._drain(run)

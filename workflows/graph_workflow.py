@@ -20,6 +20,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from graphrun import engine, registry, serde
+    from graphrun.channels import MISSING
     from graphrun.errors import GraphrunError, InvalidResumeError
     from graphrun.graph import GraphSpec, NodeSpec
     from graphrun.payloads import (
@@ -30,7 +31,6 @@ with workflow.unsafe.imports_passed_through():
         StartRequest,
         ThreadResult,
     )
-    from graphrun.channels import MISSING
     from graphrun.runner import node_writes, run_task
     from graphrun.types import START, Command
 
@@ -168,14 +168,11 @@ class GraphWorkflow:
             return RunResult(status="failed", values=serde.dumps(run.values()),
                              error={"type": type(exc).__name__, "message": str(exc)})
         if run.status == "failed":
-            failed = run.failed[0]
-            node = next(t.name for t in run._tasks if t.id == failed.task_id)
+            failure = run.failure()
             self._set_status("failed")
-            err = failed.error or {}
-            return RunResult(status="failed", values=serde.dumps(run.output()), error={
-                "type": "NodeFailedError", "node": node, "error_type": err.get("type", ""),
-                "message": f"node '{node}' failed: {err.get('type')}: {err.get('message')}",
-                "error_message": err.get("message", "")})
+            return RunResult(status="failed", values=serde.dumps(run.output_values()), error={
+                "type": "NodeFailedError", "node": failure.node, "message": str(failure),
+                "error_type": failure.error_type, "error_message": failure.error_message})
         self._set_status("interrupted" if run.status == "interrupted" else "done")
         return RunResult(status=self._status, values=serde.dumps(run.output_values()),
                          interrupts=[serde.interrupt_to_json(i) for i in run.interrupts],
