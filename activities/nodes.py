@@ -17,7 +17,7 @@ from graphrun import registry, serde
 from graphrun.channels import MISSING
 from graphrun.engine import TaskCall
 from graphrun.payloads import NodeCall, NodeResult
-from graphrun.runner import arun_task, run_task
+from graphrun.runner import HEARTBEAT, arun_task, run_task
 
 
 @activity.defn(name="run_node")
@@ -31,6 +31,9 @@ async def run_node(call: NodeCall) -> NodeResult:
     config: dict[str, Any] = serde.loads(call.config) or {}
     config["configurable"] = {**config.get("configurable", {}), "thread_id": call.thread_id}
     resume_map = serde.loads(call.resume_map)
+    loop = asyncio.get_running_loop()
+    # Sync nodes run in a worker thread; heartbeats must be sent from the loop's thread.
+    HEARTBEAT.set(lambda *details: loop.call_soon_threadsafe(activity.heartbeat, *details))
     if node.is_async or node.is_subgraph:
         result = await arun_task(spec, task_call, config, resume_map=resume_map)
     else:  # a sync node must not block the worker's event loop (heartbeats, other tasks)

@@ -16,7 +16,7 @@ from graphrun.errors import (
 )
 from graphrun.graph import StateGraph
 from graphrun.local import CompiledStateGraph, InMemorySaver, MemorySaver
-from graphrun.runner import interrupt
+from graphrun.runner import heartbeat, interrupt
 from graphrun.types import (
                              END,
                              START,
@@ -49,5 +49,6 @@ __all__ = [
     "Send",
     "StateGraph",
     "StateSnapshot",
+    "heartbeat",
     "interrupt",
 ]

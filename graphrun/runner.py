@@ -51,6 +51,21 @@ def current_task() -> TaskContext | None:
     return _CONTEXT.get()
 
 
+# Set by the node activity on Temporal; in-process there is nobody to tell.
+HEARTBEAT: contextvars.ContextVar[Callable[..., None] | None] = contextvars.ContextVar(
+    "graphrun_heartbeat", default=None)
+
+
+def heartbeat(*details: Any) -> None:
+    """Tell Temporal a long node is alive (needs `add_node(..., heartbeat_timeout=...)`).
+
+    Safe to call from sync and async nodes; does nothing in-process.
+    """
+    send = HEARTBEAT.get()
+    if send is not None:
+        send(*details)
+
+
 def interrupt(value: Any, *, response_schema: Any = None,
               timeout: timedelta | float | None = None, default: Any = MISSING) -> Any:
     """Pause the graph and ask `value`; returns the answer once the thread is resumed.

@@ -28,6 +28,7 @@ EXPECTED_ALL = sorted([
     "Send",
     "StateGraph",
     "StateSnapshot",
+    "heartbeat",
     "interrupt",
 ])
 
