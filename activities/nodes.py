@@ -33,7 +33,10 @@ async def run_node(call: NodeCall) -> NodeResult:
     resume_map = serde.loads(call.resume_map)
     loop = asyncio.get_running_loop()
     # Sync nodes run in a worker thread; heartbeats must be sent from the loop's thread.
-    HEARTBEAT.set(lambda *details: loop.call_soon_threadsafe(activity.heartbeat, *details))
+    def send(*details: Any) -> None:
+        loop.call_soon_threadsafe(activity.heartbeat, *details)
+
+    HEARTBEAT.set(send)
     if node.is_async or node.is_subgraph:
         result = await arun_task(spec, task_call, config, resume_map=resume_map)
     else:  # a sync node must not block the worker's event loop (heartbeats, other tasks)
