@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import datetime as _dt
 import enum
@@ -36,8 +37,9 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, NoReturn, Sequence
+from typing import Any, NoReturn
 
 DEFAULT_ADDRESS = "localhost:7233"
 DEFAULT_NAMESPACE = "default"
@@ -61,8 +63,8 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def _connection_parent() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
+def _connection_parent() -> _Parser:
+    p = _Parser(add_help=False)
     g = p.add_argument_group("connection (flags override TEMPORAL_* environment variables)")
     g.add_argument("--address", default=None,
                    help=f"Temporal frontend host:port (env TEMPORAL_ADDRESS, "
@@ -183,7 +185,8 @@ def parse_json_arg(text: str, what: str, *, bare_string: bool = False,
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise CLIError(f"{what}: cannot read {str(path)!r}: {exc.strerror or exc}", 2)
+            raise CLIError(f"{what}: cannot read {str(path)!r}: {exc.strerror or exc}",
+                           2) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -263,13 +266,13 @@ def _rpc_status(exc: BaseException) -> Any:
 def _is_not_found(exc: BaseException) -> bool:
     from temporalio.service import RPCStatusCode
 
-    return _rpc_status(exc) == RPCStatusCode.NOT_FOUND
+    return bool(_rpc_status(exc) == RPCStatusCode.NOT_FOUND)
 
 
 def _is_unavailable(exc: BaseException) -> bool:
     from temporalio.service import RPCStatusCode
 
-    return _rpc_status(exc) == RPCStatusCode.UNAVAILABLE
+    return bool(_rpc_status(exc) == RPCStatusCode.UNAVAILABLE)
 
 
 def _unknown_thread(thread: str, conn: Connection) -> CLIError:
@@ -291,7 +294,9 @@ async def _connect(conn: Connection) -> Any:
                                          api_key=conn.api_key)
     except Exception as exc:  # temporalio raises RuntimeError("Failed client connect: ...")
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        if len(detail) > 160:
+        if "Connection refused" in detail or "ConnectionRefused" in detail:
+            detail = "connection refused"
+        elif len(detail) > 160:
             detail = detail[:160] + "..."
         raise CLIError(f"cannot reach a Temporal server at {conn.address} ({detail}); "
                        f"{_SERVER_HINT}") from exc
@@ -362,7 +367,7 @@ async def cmd_invoke(args: argparse.Namespace) -> int:
     config = {"configurable": {"thread_id": args.thread}}
     try:
         out = await asyncio.wait_for(remote.ainvoke(payload, config), args.timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise _no_worker(conn, f"graph {args.graph!r} did not pause or finish within "
                                f"{args.timeout:g}s") from None
     except errors.NodeFailedError as exc:
@@ -461,7 +466,7 @@ async def cmd_history(args: argparse.Namespace) -> int:
         meta = untag(item.get("metadata")) or {}
         cid = ((item.get("config") or {}).get("configurable") or {}).get("checkpoint_id")
         nxt = ",".join(item.get("next") or []) or "-"
-        lines.append(f"step {meta.get('step', '?'):>3}  {str(meta.get('source', '?')):<6}  "
+        lines.append(f"step {meta.get('step', '?'):>3}  {meta.get('source', '?')!s:<6}  "
                      f"next={nxt:<20}  {cid}")
     _print(lines or [f"thread {args.thread} has no checkpoints"])
     return 0
@@ -491,7 +496,7 @@ async def cmd_threads(args: argparse.Namespace) -> int:
     table = [[r["thread_id"], r["graph"] or "-", r["status"] or "-", r["workflow_status"]]
              for r in rows]
     widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(headers)]
-    _print(["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+    _print(["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip()
             for row in [headers, *table]])
     return 0
 
@@ -542,7 +547,7 @@ def example_graphs() -> dict[str, Any]:
     _ensure_cwd_on_path()
     try:
         examples = importlib.import_module("examples")
-        names = list(getattr(examples, "EXAMPLES"))
+        names = list(examples.EXAMPLES)
     except (ImportError, AttributeError):
         return {}
     graphs: dict[str, Any] = {}
@@ -561,10 +566,9 @@ def _stop_event() -> asyncio.Event:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
+        # Windows: no signal handlers on the loop; Ctrl-C raises KeyboardInterrupt instead.
+        with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-        except (NotImplementedError, RuntimeError):  # Windows: Ctrl-C raises instead
-            pass
     return stop
 
 
@@ -653,7 +657,23 @@ _COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `graphrun` command; returns the exit code."""
+    """Entry point of the `graphrun` command; returns the exit code.
+
+    Called with no `argv` (the console script, ``python -m graphrun.cli``), the process
+    ends with ``os._exit`` once output is flushed: temporalio's Rust runtime threads can
+    otherwise abort the interpreter while it finalizes (temporalio/sdk-python#300), which
+    would turn a successful command into exit code 134. Called with a list, it returns.
+    """
+    code = _main(argv)
+    if argv is None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(code)
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
