@@ -442,7 +442,7 @@ async def test_pydantic_state_comes_back_typed(temporal_client, graph_worker):
 async def test_duplicated_signal_answer_does_not_answer_next_question(temporal_client,
                                                                       graph_worker):
     """Two identical signals for one question: the second is refused, not kept for the
-    loop's next question (DESIGN §4: a duplicated approval must not approve the next)."""
+    loop's next question (a duplicated approval must not approve the next question)."""
     graph, _ = _serve(temporal_client, graph_worker, _loop_graph())
     gc = graph.gc
     tid = _tid("dup")
