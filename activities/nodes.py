@@ -15,7 +15,7 @@ from temporalio.exceptions import ApplicationError
 
 from graphrun import registry, serde
 from graphrun.channels import MISSING
-from graphrun.engine import TaskCall
+from graphrun.checkpoint import TaskCall
 from graphrun.payloads import NodeCall, NodeResult
 from graphrun.runner import HEARTBEAT, arun_task, run_task
 

@@ -31,15 +31,30 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as _dt
-import enum
 import importlib
-import json
 import os
 import signal
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
+
+# The pure helpers (JSON in/out, text formatting) live in graphrun._cli_format; the public
+# ones are re-exported here, so `from graphrun.cli import untag` etc. keep working.
+from graphrun._cli_format import CLIError as CLIError
+from graphrun._cli_format import (
+    _dump,
+    _format_history,
+    _format_questions,
+    _format_state,
+    _format_threads,
+    _format_values,
+    _one_line,
+    _print,
+)
+from graphrun._cli_format import parse_json_arg as parse_json_arg
+from graphrun._cli_format import plain as plain
+from graphrun._cli_format import untag as untag
 
 DEFAULT_ADDRESS = "localhost:7233"
 DEFAULT_NAMESPACE = "default"
@@ -48,14 +63,6 @@ DEFAULT_STATE_DIR = ".graphrun"
 DB_FILENAME = "temporal.db"
 
 _SERVER_HINT = "start one with `graphrun dev` or set TEMPORAL_ADDRESS"
-
-
-class CLIError(Exception):
-    """An error the CLI reports as one line on stderr, with an exit code."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 # -- arguments ------------------------------------------------------------------------
@@ -176,81 +183,6 @@ def _connection(args: argparse.Namespace) -> Connection:
         or DEFAULT_TASK_QUEUE)
 
 
-# -- JSON in and out --------------------------------------------------------------
-def parse_json_arg(text: str, what: str, *, bare_string: bool = False,
-                   allow_file: bool = False) -> Any:
-    """JSON from an argument (or @file). A bare word is a string when `bare_string`."""
-    if allow_file and text.startswith("@"):
-        path = Path(text[1:])
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise CLIError(f"{what}: cannot read {str(path)!r}: {exc.strerror or exc}",
-                           2) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        stripped = text.strip()
-        if bare_string and stripped and not stripped.startswith(("{", "[", '"')):
-            return text
-        raise CLIError(f"{what} is not valid JSON ({exc.msg} at line {exc.lineno} "
-                       f"column {exc.colno}): {text[:80]!r}", 2) from None
-
-
-def untag(v: Any) -> Any:
-    """graphrun's tagged JSON (serde) as plain JSON, without importing any class."""
-    from graphrun.serde import TAG
-
-    if isinstance(v, list):
-        return [untag(x) for x in v]
-    if not isinstance(v, dict):
-        return v
-    tag = v.get(TAG)
-    if tag is None:
-        return {k: untag(x) for k, x in v.items()}
-    if tag == "dict":
-        return {str(untag(k)): untag(x) for k, x in v["items"]}
-    if tag == "interrupt":
-        return {"id": v["id"], "value": untag(v["value"])}
-    if tag in ("tuple", "set", "namedtuple", "model", "dataclass", "enum", "datetime",
-               "date", "timedelta", "bytes"):
-        return untag(v["v"])
-    if tag == "missing":
-        return None
-    return {k: untag(x) for k, x in v.items() if k != TAG}
-
-
-def plain(v: Any) -> Any:
-    """Python values (as returned by ainvoke) as plain JSON."""
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return v
-    if isinstance(v, Mapping):
-        return {str(k): plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return [plain(x) for x in v]
-    if hasattr(v, "model_dump"):
-        return v.model_dump(mode="json")
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return {f.name: plain(getattr(v, f.name)) for f in dataclasses.fields(v)}
-    if isinstance(v, enum.Enum):
-        return plain(v.value)
-    if isinstance(v, (_dt.datetime, _dt.date)):
-        return v.isoformat()
-    if isinstance(v, _dt.timedelta):
-        return v.total_seconds()
-    if isinstance(v, bytes):
-        return v.decode(errors="replace")
-    return repr(v)
-
-
-def _dump(v: Any, indent: int | None = 2) -> str:
-    return json.dumps(v, indent=indent, ensure_ascii=False, default=repr)
-
-
-def _one_line(v: Any) -> str:
-    return json.dumps(v, ensure_ascii=False, default=repr)
-
-
 # -- Temporal errors --------------------------------------------------------------
 def _rpc_status(exc: BaseException) -> Any:
     from temporalio.service import RPCError
@@ -320,33 +252,6 @@ async def _query(gc: Any, conn: Connection, thread: str, name: str, *args: Any) 
         if _rpc_status(exc) == RPCStatusCode.DEADLINE_EXCEEDED:
             raise _no_worker(conn, f"query {name} on thread {thread!r} timed out") from exc
         raise
-
-
-# -- human output ---------------------------------------------------------------------
-def _format_values(values: Any) -> list[str]:
-    if isinstance(values, dict):
-        if not values:
-            return ["  (empty)"]
-        return [f"  {k}: {_one_line(v)}" for k, v in values.items()]
-    return [f"  {_one_line(values)}"]
-
-
-def _format_questions(thread: str, interrupts: Sequence[Mapping[str, Any]]) -> list[str]:
-    if not interrupts:
-        return []
-    lines = ["waiting for an answer:"]
-    for i in interrupts:
-        lines.append(f"  [{i['id']}] {_one_line(i['value'])}")
-    if len(interrupts) == 1:
-        lines.append(f"answer with: graphrun resume {thread} '<json>' --id {interrupts[0]['id']}")
-    else:
-        lines.append(f"answer each with: graphrun resume {thread} '<json>' --id <interrupt id>")
-    return lines
-
-
-def _print(lines: Sequence[str]) -> None:
-    sys.stdout.write("\n".join(lines) + "\n")
-    sys.stdout.flush()
 
 
 # -- commands ------------------------------------------------------------------------
@@ -434,23 +339,7 @@ async def cmd_state(args: argparse.Namespace) -> int:
     if args.json:
         _print([_dump(data)])
         return 0
-    meta = untag(data.get("metadata")) or {}
-    ckpt = ((data.get("config") or {}).get("configurable") or {}).get("checkpoint_id")
-    lines = [f"thread: {args.thread}", f"status: {data.get('status', '?')}"]
-    if ckpt:
-        lines.append(f"checkpoint: {ckpt} (step {meta.get('step', '?')}, "
-                     f"{data.get('created_at') or '?'})")
-    lines += ["values:", *_format_values(untag(data.get("values")))]
-    lines.append(f"next: {', '.join(data.get('next') or []) or '(none)'}")
-    for t in data.get("tasks") or []:
-        if t.get("error"):
-            lines.append(f"failed: node {t['name']}: {t['error'].get('type')}: "
-                         f"{t['error'].get('message')}")
-    lines += _format_questions(args.thread, [untag(i) for i in data.get("interrupts") or []])
-    refused = data.get("refused") or []
-    if refused:
-        lines.append(f"last refused resume: {refused[-1]}")
-    _print(lines)
+    _print(_format_state(args.thread, data))
     return 0
 
 
@@ -461,14 +350,7 @@ async def cmd_history(args: argparse.Namespace) -> int:
     if args.json:
         _print([_dump(items)])
         return 0
-    lines = []
-    for item in items:
-        meta = untag(item.get("metadata")) or {}
-        cid = ((item.get("config") or {}).get("configurable") or {}).get("checkpoint_id")
-        nxt = ",".join(item.get("next") or []) or "-"
-        lines.append(f"step {meta.get('step', '?'):>3}  {meta.get('source', '?')!s:<6}  "
-                     f"next={nxt:<20}  {cid}")
-    _print(lines or [f"thread {args.thread} has no checkpoints"])
+    _print(_format_history(args.thread, items))
     return 0
 
 
@@ -489,15 +371,7 @@ async def cmd_threads(args: argparse.Namespace) -> int:
     if args.json:
         _print([_dump(rows)])
         return 0
-    if not rows:
-        _print(["no threads"])
-        return 0
-    headers = ["THREAD", "GRAPH", "STATUS", "WORKFLOW"]
-    table = [[r["thread_id"], r["graph"] or "-", r["status"] or "-", r["workflow_status"]]
-             for r in rows]
-    widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(headers)]
-    _print(["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip()
-            for row in [headers, *table]])
+    _print(_format_threads(rows))
     return 0
 
 

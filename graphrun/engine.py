@@ -18,12 +18,21 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from xxhash import xxh3_128_hexdigest
-
 from graphrun.channels import MISSING, Channel
+from graphrun.checkpoint import (
+    Checkpoint,
+    Task,
+    TaskCall,
+    TaskResult,
+    Thread,
+    Write,
+    checkpoint_id,
+    interrupt_id,
+    is_interrupt_id,
+    task_id,
+)
 from graphrun.errors import (
     EmptyInputError,
     GraphRecursionError,
@@ -43,123 +52,35 @@ from graphrun.types import (
     Command,
     Interrupt,
     PendingTask,
-    PregelTask,
     Send,
-    StateSnapshot,
 )
 
-Write = tuple[str, Any]
-
-
-# -- ids ---------------------------------------------------------------------
-def checkpoint_id(thread_id: str, seq: int) -> str:
-    """Unique per thread and per checkpoint ever made, and the same on replay."""
-    return xxh3_128_hexdigest(f"checkpoint:{thread_id}:{seq}".encode())
-
-
-def task_id(checkpoint: str, ns: str, step: int, name: str, kind: str, key: Any) -> str:
-    return xxh3_128_hexdigest(f"{checkpoint}\x00{ns}\x00{step}\x00{name}\x00{kind}\x00{key}"
-                              .encode())
-
-
-def interrupt_id(task_ns: str, answered: int) -> str:
-    """LangGraph's rule: the task namespace's hash, suffixed by the answers so far."""
-    return xxh3_128_hexdigest((f"{task_ns}{NS_SEP}{answered}" if answered else task_ns).encode())
-
-
-def is_interrupt_id(key: Any) -> bool:
-    return isinstance(key, str) and len(key) == 32 and all(c in "0123456789abcdef" for c in key)
-
-
-# -- plain data ----------------------------------------------------------------
-@dataclass
-class Checkpoint:
-    """A thread's state between two supersteps, as plain data."""
-
-    id: str
-    step: int
-    source: str  # input | loop | update | fork
-    channel_values: dict[str, Any]
-    channel_versions: dict[str, int]
-    versions_seen: dict[str, dict[str, int]]
-    parent_id: str | None
-    created_at: str
-    writes: dict[str, Any] | None = None
-    # Outcomes of the tasks of the next step that already ran (pending writes).
-    pending: dict[str, PendingTask] = field(default_factory=dict)
-    # A resume Command's update/goto, applied before the next step.
-    null_writes: list[Write] = field(default_factory=list)
-
-
-@dataclass
-class Thread:
-    """All a thread is: its checkpoints (oldest first) and how many were ever made."""
-
-    thread_id: str
-    checkpoints: list[Checkpoint] = field(default_factory=list)
-    seq: int = 0
-    max_history: int | None = None
-
-    @property
-    def head(self) -> Checkpoint | None:
-        return self.checkpoints[-1] if self.checkpoints else None
-
-    def get(self, checkpoint: str | None) -> Checkpoint | None:
-        if checkpoint is None:
-            return self.head
-        for c in reversed(self.checkpoints):
-            if c.id == checkpoint:
-                return c
-        raise InvalidResumeError(
-            f"thread '{self.thread_id}' has no checkpoint {checkpoint!r}. Use an id from "
-            f"get_state_history().")
-
-    def append(self, make: Callable[[str], Checkpoint]) -> Checkpoint:
-        ckpt = make(checkpoint_id(self.thread_id, self.seq))
-        self.seq += 1
-        self.checkpoints.append(ckpt)
-        if self.max_history and len(self.checkpoints) > self.max_history:
-            del self.checkpoints[: len(self.checkpoints) - self.max_history]
-        return ckpt
-
-
-@dataclass(frozen=True)
-class Task:
-    """One node run planned for a step: plain data, no callables."""
-
-    id: str
-    name: str
-    path: tuple[Any, ...]
-    triggers: tuple[str, ...]
-    input: Any
-    ns: str
-    step: int
-
-
-@dataclass
-class TaskCall:
-    """What the runner needs to run a task: the task and its answers so far."""
-
-    task: Task
-    resume: list[Any] = field(default_factory=list)
-    null_resume: Any = MISSING
-    nested: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class TaskResult:
-    """A task's outcome. Interrupts are data here, never exceptions."""
-
-    task_id: str
-    writes: list[Write] = field(default_factory=list)
-    update: Any = None  # what the node returned (for 'updates' streams and metadata)
-    interrupts: list[Interrupt] = field(default_factory=list)
-    resume: list[Any] = field(default_factory=list)
-    nested: dict[str, Any] = field(default_factory=dict)
-    error: dict[str, str] | None = None
-    exception: BaseException | None = field(default=None, compare=False)
-    invalid_resume: str | None = None
-
+# Re-exported: the drivers use them from here, and stored payloads name
+# `graphrun.engine:Task` / `graphrun.engine:Thread`, so old histories still decode.
+__all__ = [
+    "MISSING",
+    "Checkpoint",
+    "Run",
+    "Task",
+    "TaskCall",
+    "TaskResult",
+    "Thread",
+    "Write",
+    "apply_writes",
+    "checkpoint_id",
+    "goto_writes",
+    "interrupt_id",
+    "is_interrupt_id",
+    "pending_interrupts",
+    "prepare_tasks",
+    "read_values",
+    "restore_channels",
+    "save_channels",
+    "should_interrupt",
+    "task_id",
+    "validate_resume",
+    "values_with_pending",
+]
 
 # -- the superstep as functions -----------------------------------------------
 def restore_channels(graph: GraphSpec, ckpt: Checkpoint | None) -> dict[str, Channel]:
@@ -625,112 +546,3 @@ def goto_writes(graph: GraphSpec, gotos: Sequence[str | Send]) -> list[Write]:
             raise InvalidUpdateError(f"goto names unknown node {g!r}. Known nodes: "
                                      f"{[n for n in graph.nodes if n != START]}.")
     return writes
-
-
-# -- reading a thread ------------------------------------------------------------
-def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
-             ns: str = "", *, with_pending: bool = True) -> StateSnapshot:
-    """The StateSnapshot of one checkpoint, as `get_state()` shows it.
-
-    History entries (`with_pending=False`) show the checkpoint's own values, as
-    LangGraph's do; the head also shows what finished tasks already wrote.
-    """
-    tid = thread.thread_id
-    if ckpt is None:
-        return StateSnapshot(values={}, next=(), config={"configurable": {"thread_id": tid}},
-                             metadata=None, created_at=None, parent_config=None, tasks=())
-    channels = restore_channels(graph, ckpt)
-    if ckpt.null_writes:
-        apply_writes(graph, ckpt, channels, [(None, ckpt.null_writes)], ckpt.step)
-    tasks = prepare_tasks(graph, ckpt, channels, ns)
-    pregel_tasks = []
-    for t in tasks:
-        p = ckpt.pending.get(t.id)
-        error = None
-        if p is not None and p.error:
-            from graphrun.errors import NodeFailedError
-
-            error = NodeFailedError(t.name, p.error.get("type", "Exception"),
-                                    p.error.get("message", ""))
-        result = None
-        if p is not None and p.status == "done":
-            result = {k: v for k, v in p.writes if k in graph.state_keys} or None
-        pregel_tasks.append(PregelTask(
-            id=t.id, name=t.name, path=t.path, error=error,
-            interrupts=tuple(p.interrupts) if p and p.status == "interrupted" else (),
-            result=result))
-
-    def config(cid: str | None) -> dict[str, Any]:
-        return {"configurable": {"thread_id": tid, "checkpoint_ns": ns, "checkpoint_id": cid}}
-
-    return StateSnapshot(
-        values=(values_with_pending(graph, channels, ckpt) if with_pending
-                else read_values(channels, graph.output_keys)),
-        next=tuple(t.name for t in tasks if not with_pending or not (
-            ckpt.pending.get(t.id) and ckpt.pending[t.id].status == "done")),
-        config=config(ckpt.id),
-        metadata={"source": ckpt.source, "step": ckpt.step, "parents": {},
-                  "writes": ckpt.writes},
-        created_at=ckpt.created_at,
-        parent_config=config(ckpt.parent_id) if ckpt.parent_id else None,
-        tasks=tuple(pregel_tasks),
-        interrupts=tuple(pending_interrupts(ckpt).values()))
-
-
-def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | None, *,
-                 clock: Callable[[], str], checkpoint: str | None,
-                 node_writes: Callable[..., tuple[list[Write], Any]],
-                 config: Mapping[str, Any] | None = None) -> Checkpoint:
-    """Apply `values` as if `as_node` returned them, as a new 'update' checkpoint.
-
-    `node_writes` (the runner's) turns the update into writes, edges included.
-    """
-    base = thread.get(checkpoint)
-    channels = restore_channels(graph, base)
-    if base is not None and base.null_writes:
-        apply_writes(graph, base, channels, [(None, base.null_writes)], base.step)
-    if as_node is None:
-        as_node = _last_writer(graph, base)
-    if as_node not in graph.nodes:
-        from graphrun.errors import InvalidUpdateError
-
-        raise InvalidUpdateError(f"update_state(as_node={as_node!r}) names an unknown node. "
-                                 f"Known nodes: {[n for n in graph.nodes if n != START]}.")
-    if as_node == START and not isinstance(values, dict):
-        values = values or {}
-    writes, update = node_writes(graph, as_node, values, read_values(channels, graph.state_keys),
-                                 config)
-    work = base if base is not None else Checkpoint(
-        id="", step=-2, source="update", channel_values={}, channel_versions={},
-        versions_seen={}, parent_id=None, created_at="")
-    versions = dict(work.channel_versions)
-    seen = {k: dict(v) for k, v in work.versions_seen.items()}
-    scratch = dataclasses.replace(work, channel_versions=versions, versions_seen=seen)
-    fake = Task(id="", name=as_node, path=("__update", as_node), triggers=(INTERRUPT,),
-                input=None, ns="", step=work.step + 1)
-    apply_writes(graph, scratch, channels, [(fake, writes)], work.step + 1)
-    saved = save_channels(channels)
-    return thread.append(lambda cid: Checkpoint(
-        id=cid, step=work.step + 1, source="update", channel_values=saved,
-        channel_versions=versions, versions_seen=seen, parent_id=work.id or None,
-        created_at=clock(), writes={as_node: update}))
-
-
-def _last_writer(graph: GraphSpec, ckpt: Checkpoint | None) -> str:
-    if ckpt is None:
-        return START
-    best: tuple[int, str] | None = None
-    for name in graph.nodes:
-        for v in ckpt.versions_seen.get(name, {}).values():
-            if best is None or v > best[0]:
-                best = (v, name)
-    return best[1] if best else START
-
-
-def thread_from_data(data: Any) -> Thread:
-    if isinstance(data, Thread):
-        return data
-    from graphrun.serde import thread_from_json
-
-    thread: Thread = thread_from_json(data)
-    return thread

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from graphrun import engine
+from graphrun import engine, state
 from graphrun.channels import MISSING
 from graphrun.engine import Run, TaskCall, TaskResult, Thread
 from graphrun.errors import GraphInterrupt
@@ -179,7 +179,7 @@ class CompiledStateGraph:
         saved = ctx.nested.get(key)
         parent_tid = _thread_id(ctx.config) or "ephemeral"
         thread = saved if isinstance(saved, Thread) else (
-            engine.thread_from_data(saved) if saved else
+            state.thread_from_data(saved) if saved else
             Thread(thread_id=f"{parent_tid}|{ctx.call.task.ns}|{key}"))
         resuming = saved is not None and bool(engine.pending_interrupts(thread.head))
         run = Run(self.spec, thread, None if resuming else input, clock=_now,
@@ -210,7 +210,7 @@ class CompiledStateGraph:
     # -- reading and writing state -----------------------------------------------
     def get_state(self, config: Mapping[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         thread = self._thread(config, required=True)
-        return engine.snapshot(self.spec, thread, thread.get(_checkpoint_id(config)))
+        return state.snapshot(self.spec, thread, thread.get(_checkpoint_id(config)))
 
     async def aget_state(self, config: Mapping[str, Any], *, subgraphs: bool = False
                          ) -> StateSnapshot:
@@ -227,7 +227,7 @@ class CompiledStateGraph:
             ids = [c.id for c in items]
             items = items[ids.index(bid) + 1:] if bid in ids else items
         for c in items[:limit] if limit else items:
-            yield engine.snapshot(self.spec, thread, c, with_pending=False)
+            yield state.snapshot(self.spec, thread, c, with_pending=False)
 
     async def aget_state_history(self, config: Mapping[str, Any], **kw: Any
                                  ) -> AsyncIterator[StateSnapshot]:
@@ -238,7 +238,7 @@ class CompiledStateGraph:
                      ) -> dict[str, Any]:
         """Write `values` as if `as_node` had returned them; returns the new config."""
         thread = self._thread(config, required=True)
-        ckpt = engine.update_state(self.spec, thread, values, as_node, clock=_now,
+        ckpt = state.update_state(self.spec, thread, values, as_node, clock=_now,
                                    checkpoint=_checkpoint_id(config), node_writes=node_writes,
                                    config=config)
         return {"configurable": {"thread_id": thread.thread_id, "checkpoint_ns": "",

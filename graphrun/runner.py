@@ -16,7 +16,8 @@ from datetime import timedelta
 from typing import Any
 
 from graphrun.channels import MISSING
-from graphrun.engine import TaskCall, TaskResult, Write, goto_writes, interrupt_id
+from graphrun.checkpoint import TaskCall, TaskResult, Write, interrupt_id
+from graphrun.engine import goto_writes
 from graphrun.errors import GraphInterrupt, InvalidResumeError, InvalidUpdateError, ParentCommand
 from graphrun.graph import GraphSpec
 from graphrun.types import END, PUSH, START, Command, Interrupt, Send

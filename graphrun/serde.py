@@ -133,7 +133,7 @@ def checkpoint_to_json(c: Any) -> dict[str, Any]:
 
 
 def checkpoint_from_json(d: dict[str, Any]) -> Any:
-    from graphrun.engine import Checkpoint
+    from graphrun.checkpoint import Checkpoint
 
     c = Checkpoint(**{k: loads(v) for k, v in d.items()})
     c.null_writes = [(w[0], w[1]) for w in c.null_writes]
@@ -148,7 +148,7 @@ def thread_to_json(t: Any) -> dict[str, Any]:
 
 
 def thread_from_json(d: dict[str, Any]) -> Any:
-    from graphrun.engine import Thread
+    from graphrun.checkpoint import Thread
 
     return Thread(thread_id=d["thread_id"], seq=d["seq"], max_history=d.get("max_history"),
                   checkpoints=[checkpoint_from_json(c) for c in d["checkpoints"]])

@@ -19,7 +19,7 @@ from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from graphrun import engine, registry, serde
+    from graphrun import engine, registry, serde, state
     from graphrun.channels import MISSING
     from graphrun.errors import GraphrunError, InvalidResumeError
     from graphrun.graph import GraphSpec, NodeSpec
@@ -297,7 +297,7 @@ class GraphWorkflow:
         """
         await workflow.wait_condition(lambda: not self._busy and not self._inbox)
         try:
-            ckpt = engine.update_state(self._spec, self._thread, _loads(values), as_node,
+            ckpt = state.update_state(self._spec, self._thread, _loads(values), as_node,
                                        clock=self._now, checkpoint=checkpoint_id,
                                        node_writes=node_writes)
         except (GraphrunError, ValueError) as exc:
@@ -327,7 +327,7 @@ class GraphWorkflow:
 
     @workflow.query
     def get_state(self, checkpoint_id: str | None = None) -> dict[str, Any]:
-        snap = engine.snapshot(self._spec, self._thread, self._thread.get(checkpoint_id))
+        snap = state.snapshot(self._spec, self._thread, self._thread.get(checkpoint_id))
         return {**serde.snapshot_to_json(snap), "status": self._status,
                 "refused": list(self._rejected)}
 
@@ -338,7 +338,7 @@ class GraphWorkflow:
         if before is not None:
             ids = [c.id for c in items]
             items = items[ids.index(before) + 1:] if before in ids else []
-        return [serde.snapshot_to_json(engine.snapshot(self._spec, self._thread, c,
+        return [serde.snapshot_to_json(state.snapshot(self._spec, self._thread, c,
                                                        with_pending=False))
                 for c in (items[:limit] if limit else items)]
 

@@ -39,11 +39,11 @@ from graphrun.engine import (
     prepare_tasks,
     restore_channels,
     save_channels,
-    snapshot,
 )
 from graphrun.errors import EmptyInputError, NodeFailedError
 from graphrun.graph import GraphSpec
 from graphrun.runner import run_task
+from graphrun.state import snapshot
 from graphrun.types import PULL, PUSH
 
 CONFIG = {"configurable": {"thread_id": "t"}}

@@ -1,0 +1,130 @@
+"""A thread's plain data: checkpoints, tasks and their results, and the ids that name them.
+
+Ids are xxh3-128 digests of deterministic inputs (thread id, checkpoint
+sequence number, step, task path), so they are the same when a workflow
+replays and differ between threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from xxhash import xxh3_128_hexdigest
+
+from graphrun.channels import MISSING
+from graphrun.errors import InvalidResumeError
+from graphrun.types import NS_SEP, Interrupt, PendingTask
+
+Write = tuple[str, Any]
+
+
+# -- ids ---------------------------------------------------------------------
+def checkpoint_id(thread_id: str, seq: int) -> str:
+    """Unique per thread and per checkpoint ever made, and the same on replay."""
+    return xxh3_128_hexdigest(f"checkpoint:{thread_id}:{seq}".encode())
+
+
+def task_id(checkpoint: str, ns: str, step: int, name: str, kind: str, key: Any) -> str:
+    return xxh3_128_hexdigest(f"{checkpoint}\x00{ns}\x00{step}\x00{name}\x00{kind}\x00{key}"
+                              .encode())
+
+
+def interrupt_id(task_ns: str, answered: int) -> str:
+    """LangGraph's rule: the task namespace's hash, suffixed by the answers so far."""
+    return xxh3_128_hexdigest((f"{task_ns}{NS_SEP}{answered}" if answered else task_ns).encode())
+
+
+def is_interrupt_id(key: Any) -> bool:
+    return isinstance(key, str) and len(key) == 32 and all(c in "0123456789abcdef" for c in key)
+
+
+# -- plain data ----------------------------------------------------------------
+@dataclass
+class Checkpoint:
+    """A thread's state between two supersteps, as plain data."""
+
+    id: str
+    step: int
+    source: str  # input | loop | update | fork
+    channel_values: dict[str, Any]
+    channel_versions: dict[str, int]
+    versions_seen: dict[str, dict[str, int]]
+    parent_id: str | None
+    created_at: str
+    writes: dict[str, Any] | None = None
+    # Outcomes of the tasks of the next step that already ran (pending writes).
+    pending: dict[str, PendingTask] = field(default_factory=dict)
+    # A resume Command's update/goto, applied before the next step.
+    null_writes: list[Write] = field(default_factory=list)
+
+
+@dataclass
+class Thread:
+    """All a thread is: its checkpoints (oldest first) and how many were ever made."""
+
+    thread_id: str
+    checkpoints: list[Checkpoint] = field(default_factory=list)
+    seq: int = 0
+    max_history: int | None = None
+
+    @property
+    def head(self) -> Checkpoint | None:
+        return self.checkpoints[-1] if self.checkpoints else None
+
+    def get(self, checkpoint: str | None) -> Checkpoint | None:
+        if checkpoint is None:
+            return self.head
+        for c in reversed(self.checkpoints):
+            if c.id == checkpoint:
+                return c
+        raise InvalidResumeError(
+            f"thread '{self.thread_id}' has no checkpoint {checkpoint!r}. Use an id from "
+            f"get_state_history().")
+
+    def append(self, make: Callable[[str], Checkpoint]) -> Checkpoint:
+        ckpt = make(checkpoint_id(self.thread_id, self.seq))
+        self.seq += 1
+        self.checkpoints.append(ckpt)
+        if self.max_history and len(self.checkpoints) > self.max_history:
+            del self.checkpoints[: len(self.checkpoints) - self.max_history]
+        return ckpt
+
+
+@dataclass(frozen=True)
+class Task:
+    """One node run planned for a step: plain data, no callables."""
+
+    id: str
+    name: str
+    path: tuple[Any, ...]
+    triggers: tuple[str, ...]
+    input: Any
+    ns: str
+    step: int
+
+
+@dataclass
+class TaskCall:
+    """What the runner needs to run a task: the task and its answers so far."""
+
+    task: Task
+    resume: list[Any] = field(default_factory=list)
+    null_resume: Any = MISSING
+    nested: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TaskResult:
+    """A task's outcome. Interrupts are data here, never exceptions."""
+
+    task_id: str
+    writes: list[Write] = field(default_factory=list)
+    update: Any = None  # what the node returned (for 'updates' streams and metadata)
+    interrupts: list[Interrupt] = field(default_factory=list)
+    resume: list[Any] = field(default_factory=list)
+    nested: dict[str, Any] = field(default_factory=dict)
+    error: dict[str, str] | None = None
+    exception: BaseException | None = field(default=None, compare=False)
+    invalid_resume: str | None = None

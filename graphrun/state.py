@@ -1,0 +1,128 @@
+"""Reading and writing a thread outside a run: `get_state` snapshots and `update_state`."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from graphrun.checkpoint import Checkpoint, Task, Thread, Write
+from graphrun.engine import (
+    apply_writes,
+    pending_interrupts,
+    prepare_tasks,
+    read_values,
+    restore_channels,
+    save_channels,
+    values_with_pending,
+)
+from graphrun.graph import GraphSpec
+from graphrun.types import INTERRUPT, START, PregelTask, StateSnapshot
+
+
+def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
+             ns: str = "", *, with_pending: bool = True) -> StateSnapshot:
+    """The StateSnapshot of one checkpoint, as `get_state()` shows it.
+
+    History entries (`with_pending=False`) show the checkpoint's own values, as
+    LangGraph's do; the head also shows what finished tasks already wrote.
+    """
+    tid = thread.thread_id
+    if ckpt is None:
+        return StateSnapshot(values={}, next=(), config={"configurable": {"thread_id": tid}},
+                             metadata=None, created_at=None, parent_config=None, tasks=())
+    channels = restore_channels(graph, ckpt)
+    if ckpt.null_writes:
+        apply_writes(graph, ckpt, channels, [(None, ckpt.null_writes)], ckpt.step)
+    tasks = prepare_tasks(graph, ckpt, channels, ns)
+    pregel_tasks = []
+    for t in tasks:
+        p = ckpt.pending.get(t.id)
+        error = None
+        if p is not None and p.error:
+            from graphrun.errors import NodeFailedError
+
+            error = NodeFailedError(t.name, p.error.get("type", "Exception"),
+                                    p.error.get("message", ""))
+        result = None
+        if p is not None and p.status == "done":
+            result = {k: v for k, v in p.writes if k in graph.state_keys} or None
+        pregel_tasks.append(PregelTask(
+            id=t.id, name=t.name, path=t.path, error=error,
+            interrupts=tuple(p.interrupts) if p and p.status == "interrupted" else (),
+            result=result))
+
+    def config(cid: str | None) -> dict[str, Any]:
+        return {"configurable": {"thread_id": tid, "checkpoint_ns": ns, "checkpoint_id": cid}}
+
+    return StateSnapshot(
+        values=(values_with_pending(graph, channels, ckpt) if with_pending
+                else read_values(channels, graph.output_keys)),
+        next=tuple(t.name for t in tasks if not with_pending or not (
+            ckpt.pending.get(t.id) and ckpt.pending[t.id].status == "done")),
+        config=config(ckpt.id),
+        metadata={"source": ckpt.source, "step": ckpt.step, "parents": {},
+                  "writes": ckpt.writes},
+        created_at=ckpt.created_at,
+        parent_config=config(ckpt.parent_id) if ckpt.parent_id else None,
+        tasks=tuple(pregel_tasks),
+        interrupts=tuple(pending_interrupts(ckpt).values()))
+
+
+def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | None, *,
+                 clock: Callable[[], str], checkpoint: str | None,
+                 node_writes: Callable[..., tuple[list[Write], Any]],
+                 config: Mapping[str, Any] | None = None) -> Checkpoint:
+    """Apply `values` as if `as_node` returned them, as a new 'update' checkpoint.
+
+    `node_writes` (the runner's) turns the update into writes, edges included.
+    """
+    base = thread.get(checkpoint)
+    channels = restore_channels(graph, base)
+    if base is not None and base.null_writes:
+        apply_writes(graph, base, channels, [(None, base.null_writes)], base.step)
+    if as_node is None:
+        as_node = _last_writer(graph, base)
+    if as_node not in graph.nodes:
+        from graphrun.errors import InvalidUpdateError
+
+        raise InvalidUpdateError(f"update_state(as_node={as_node!r}) names an unknown node. "
+                                 f"Known nodes: {[n for n in graph.nodes if n != START]}.")
+    if as_node == START and not isinstance(values, dict):
+        values = values or {}
+    writes, update = node_writes(graph, as_node, values, read_values(channels, graph.state_keys),
+                                 config)
+    work = base if base is not None else Checkpoint(
+        id="", step=-2, source="update", channel_values={}, channel_versions={},
+        versions_seen={}, parent_id=None, created_at="")
+    versions = dict(work.channel_versions)
+    seen = {k: dict(v) for k, v in work.versions_seen.items()}
+    scratch = dataclasses.replace(work, channel_versions=versions, versions_seen=seen)
+    fake = Task(id="", name=as_node, path=("__update", as_node), triggers=(INTERRUPT,),
+                input=None, ns="", step=work.step + 1)
+    apply_writes(graph, scratch, channels, [(fake, writes)], work.step + 1)
+    saved = save_channels(channels)
+    return thread.append(lambda cid: Checkpoint(
+        id=cid, step=work.step + 1, source="update", channel_values=saved,
+        channel_versions=versions, versions_seen=seen, parent_id=work.id or None,
+        created_at=clock(), writes={as_node: update}))
+
+
+def _last_writer(graph: GraphSpec, ckpt: Checkpoint | None) -> str:
+    if ckpt is None:
+        return START
+    best: tuple[int, str] | None = None
+    for name in graph.nodes:
+        for v in ckpt.versions_seen.get(name, {}).values():
+            if best is None or v > best[0]:
+                best = (v, name)
+    return best[1] if best else START
+
+
+def thread_from_data(data: Any) -> Thread:
+    if isinstance(data, Thread):
+        return data
+    from graphrun.serde import thread_from_json
+
+    thread: Thread = thread_from_json(data)
+    return thread
