@@ -298,7 +298,7 @@ async def cmd_invoke(args: argparse.Namespace) -> int:
 
 
 async def cmd_resume(args: argparse.Namespace) -> int:
-    from graphrun.engine import is_interrupt_id
+    from graphrun.checkpoint import is_interrupt_id
 
     value = parse_json_arg(args.value, "VALUE", bare_string=True)
     if args.interrupt_id is not None and not is_interrupt_id(args.interrupt_id):
