@@ -7,6 +7,7 @@ A RemoteGraph has the compiled graph's method names (`ainvoke`, `aget_state`,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -23,14 +24,15 @@ from temporalio.common import (
     SearchAttributePair,
     TypedSearchAttributes,
     WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
 )
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from graphrun import errors, serde
 from graphrun.payloads import InvokeRequest, RunResult, StartRequest, ThreadResult
-from graphrun.types import INTERRUPT, StateSnapshot
+from graphrun.types import INTERRUPT, Command, StateSnapshot
 
 data_converter = pydantic_data_converter
 """The converter both sides use: pydantic models and plain JSON on the wire."""
@@ -170,34 +172,54 @@ class RemoteGraph:
                                     **({"recursion_limit": config["recursion_limit"]}
                                        if config and "recursion_limit" in config else {})},
                             stream=stream)
-        client = self.gc.client
         wid = self.gc.workflow_id(tid)
-        handle = client.get_workflow_handle(wid)
         try:
-            try:
-                result: RunResult = await handle.execute_update("invoke", req,
-                                                                result_type=RunResult)
-                return result
-            except RPCError as exc:
-                if exc.status != RPCStatusCode.NOT_FOUND:
-                    raise
+            if input is None or isinstance(input, Command):
+                # Usually answers a paused, running thread: one call.
+                try:
+                    handle = self.gc.client.get_workflow_handle(wid)
+                    result: RunResult = await handle.execute_update("invoke", req,
+                                                                    result_type=RunResult)
+                    return result
+                except RPCError as exc:
+                    if exc.status != RPCStatusCode.NOT_FOUND:
+                        raise
+            else:
+                # New input: one call starts a new thread or reaches a running one; only
+                # a thread whose run finished is refused, and is then seeded below.
+                try:
+                    return await self._update_with_start(
+                        req, tid, None, WorkflowIDReusePolicy.REJECT_DUPLICATE)
+                except WorkflowAlreadyStartedError:
+                    pass
             seed = await self._finished_thread(wid)
-            op: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
-                "GraphWorkflow", StartRequest(graph=self.name, thread_id=tid, thread=seed,
-                                             max_history=self.gc.max_history,
-                                             history_event_limit=self.gc.history_event_limit,
-                                             search_attributes=self.gc.search_attributes),
-                id=wid, task_queue=self.gc.task_queue,
-                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-                search_attributes=TypedSearchAttributes([
-                    SearchAttributePair(GRAPH_NAME, self.name),
-                    SearchAttributePair(GRAPH_STATUS, "running")])
-                if self.gc.search_attributes else None)
-            started: RunResult = await client.execute_update_with_start_workflow(
-                "invoke", req, start_workflow_operation=op, result_type=RunResult)
-            return started
+            return await self._update_with_start(req, tid, seed,
+                                                 WorkflowIDReusePolicy.ALLOW_DUPLICATE)
         except WorkflowUpdateFailedError as exc:
             raise _translate(exc) from exc
+
+    async def _update_with_start(self, req: InvokeRequest, tid: str,
+                                 seed: dict[str, Any] | None,
+                                 reuse: WorkflowIDReusePolicy) -> RunResult:
+        op: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
+            "GraphWorkflow", StartRequest(graph=self.name, thread_id=tid, thread=seed,
+                                         max_history=self.gc.max_history,
+                                         history_event_limit=self.gc.history_event_limit,
+                                         search_attributes=self.gc.search_attributes),
+            id=self.gc.workflow_id(tid), task_queue=self.gc.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING, id_reuse_policy=reuse,
+            search_attributes=TypedSearchAttributes([
+                SearchAttributePair(GRAPH_NAME, self.name),
+                SearchAttributePair(GRAPH_STATUS, "running")])
+            if self.gc.search_attributes else None)
+        try:
+            result: RunResult = await self.gc.client.execute_update_with_start_workflow(
+                "invoke", req, start_workflow_operation=op, result_type=RunResult)
+        except WorkflowAlreadyStartedError:
+            with contextlib.suppress(WorkflowAlreadyStartedError):
+                await op.workflow_handle()  # the start's own copy of the error: consume it
+            raise
+        return result
 
     async def _finished_thread(self, wid: str) -> dict[str, Any] | None:
         """The final state of the thread's last completed run, if there is one."""

@@ -171,12 +171,15 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
     token = _CONTEXT.set(ctx)
     try:
         node = graph.nodes[call.task.name]
-        if node.is_async:
-            import asyncio
+        try:
+            if node.is_async:
+                import asyncio
 
-            out = asyncio.run(_call_async(node.fn, ctx))
-        else:
-            out = _call(node, ctx, sync=True)
+                out = asyncio.run(_call_async(node.fn, ctx))
+            else:
+                out = _call(node, ctx)
+        except ParentCommand as command:  # a subgraph this node ran speaks for it
+            out = command.command
         return _finish(graph, ctx, out)
     except BaseException as exc:
         return _failed(ctx, exc, raise_errors)
@@ -192,12 +195,15 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
     token = _CONTEXT.set(ctx)
     try:
         node = graph.nodes[call.task.name]
-        if node.is_async:
-            out = await _call_async(node.fn, ctx)
-        elif node.is_subgraph:
-            out = await _call_subgraph_async(node.fn, ctx)
-        else:
-            out = _call(node, ctx, sync=False)
+        try:
+            if node.is_async:
+                out = await _call_async(node.fn, ctx)
+            elif node.is_subgraph:
+                out = await node.fn.ainvoke(ctx.call.task.input, ctx.config)  # type: ignore[union-attr]
+            else:
+                out = _call(node, ctx)
+        except ParentCommand as command:  # a subgraph this node ran speaks for it
+            out = command.command
         return _finish(graph, ctx, out)
     except BaseException as exc:
         return _failed(ctx, exc, raise_errors)
@@ -210,11 +216,11 @@ def _node_input(ctx: TaskContext) -> Any:
     return t.input if t.path[0] == PUSH else ctx.graph.make_input(t.input)
 
 
-def _call(node: Any, ctx: TaskContext, *, sync: bool) -> Any:
+def _call(node: Any, ctx: TaskContext) -> Any:
     if node.name == START:
         return ctx.call.task.input
-    if node.is_subgraph:
-        return node.fn.invoke(_subgraph_input(ctx), ctx.config)
+    if node.is_subgraph:  # its thread is kept in this task (see CompiledStateGraph.invoke)
+        return node.fn.invoke(ctx.call.task.input, ctx.config)
     args = (_node_input(ctx), ctx.config) if node.accepts_config else (_node_input(ctx),)
     return node.fn(*args)
 
@@ -224,14 +230,6 @@ async def _call_async(fn: Callable[..., Awaitable[Any]] | None, ctx: TaskContext
     node = ctx.graph.nodes[ctx.call.task.name]
     args = (_node_input(ctx), ctx.config) if node.accepts_config else (_node_input(ctx),)
     return await fn(*args)
-
-
-async def _call_subgraph_async(sub: Any, ctx: TaskContext) -> Any:
-    return await sub.ainvoke(_subgraph_input(ctx), ctx.config)
-
-
-def _subgraph_input(ctx: TaskContext) -> Any:
-    return ctx.call.task.input
 
 
 def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool) -> TaskResult:

@@ -1284,6 +1284,45 @@ async def stream_values_interrupt(driver: Driver) -> list:
 # ---------------------------------------------------------------------------
 
 
+@scenario("subgraph_command_parent")
+async def subgraph_command_parent(driver: Driver) -> list:
+    api = driver.api
+    calls = counter()
+
+    def inner_decide(state: SubState):
+        bump(calls, "inner_decide")
+        ok = api.interrupt({"ask": "escalate?"})
+        # Jump in the parent graph: update its state and go to one of its nodes.
+        return api.Command(graph=api.Command.PARENT, goto="escalated" if ok else "normal",
+                           update={"trail": ["decided"]})
+
+    sb = api.StateGraph(SubState)
+    sb.add_node("inner_decide", inner_decide)
+    sb.add_edge(api.START, "inner_decide")
+    sub = sb.compile()
+
+    def escalated(state: SubState):
+        bump(calls, "escalated")
+        return {"trail": ["escalated"]}
+
+    def normal(state: SubState):
+        bump(calls, "normal")
+        return {"trail": ["normal"]}
+
+    b = api.StateGraph(SubState)
+    b.add_node("sub", sub)
+    b.add_node("escalated", escalated)
+    b.add_node("normal", normal)
+    b.add_edge(api.START, "sub")
+    g = driver.compile(b)
+    cfg = driver.config("parentcmd")
+    t = [await outcome(g.ainvoke({"text": "x", "trail": []}, cfg))]
+    t.append(await outcome(g.ainvoke(api.Command(resume=True), cfg)))
+    t.append(norm_snapshot(await g.aget_state(cfg)))
+    t.append(dict(calls))
+    return t
+
+
 @scenario("resume_without_checkpointer_error")
 async def resume_without_checkpointer_error(driver: Driver) -> list:
     api = driver.api
