@@ -399,28 +399,6 @@ def ms(x: float) -> str:
     return f"{x * 1e3:8.2f} ms"
 
 
-async def probe_rpc_overhead(client: Client, reps: int) -> tuple[float, float]:
-    """Median cost of the two RPCs ainvoke makes before update-with-start on a new thread."""
-    from temporalio.service import RPCError
-    upd, desc = [], []
-    for _ in range(reps):
-        h = client.get_workflow_handle(new_id("missing"))
-        t0 = time.perf_counter()
-        try:
-            await h.execute_update("invoke", None)
-        except RPCError:
-            pass
-        t1 = time.perf_counter()
-        try:
-            await h.describe()
-        except RPCError:
-            pass
-        t2 = time.perf_counter()
-        upd.append(t1 - t0)
-        desc.append(t2 - t1)
-    return statistics.median(upd), statistics.median(desc)
-
-
 async def run(args: argparse.Namespace) -> None:
     from graphrun.client import GraphClient
     from graphrun.worker import create_worker
@@ -469,7 +447,6 @@ async def run(args: argparse.Namespace) -> None:
             rows.append(("local/local", statistics.median(s["floor"]),
                          statistics.median(s["graphrun"]), CHAIN))
             hist_ids["local/local"] = (last["floor"], last["graphrun"])
-            upd_ms, desc_ms = await probe_rpc_overhead(client, max(5, reps))
             hist = {k: (await history_stats(client, f), await history_stats(client, g))
                     for k, (f, g) in hist_ids.items()}
         t_bench = time.perf_counter() - t_start
@@ -486,8 +463,6 @@ async def run(args: argparse.Namespace) -> None:
     print(f"(median of {reps} interleaved reps after {warmup} warm-up; step = activity; "
           f"approval = start to first pause, resume = resume to final result;\n"
           f" local/local = local-chain vs a floor of 10 local activities, not in the last line)")
-    print(f"ainvoke on a new thread first pays a failed execute_update "
-          f"({ms(upd_ms).strip()}) + describe ({ms(desc_ms).strip()}) before update-with-start")
     print(f"{'history':<12} {'events fl/gr':>13} {'ratio':>6} {'payload B fl/gr':>17} "
           f"{'ratio':>6} {'proto B fl/gr':>15}")
     for k, (hf, hg) in hist.items():
