@@ -32,9 +32,10 @@ import pstats
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Annotated, Any, Callable, TypedDict
+from typing import Annotated, Any, TypedDict
 
 
 # -- the two APIs ------------------------------------------------------------

@@ -46,11 +46,12 @@ import sys
 import time
 import uuid
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any, Awaitable, Callable, TypedDict
+from typing import Any, TypedDict
 
 from temporalio import activity, workflow
-from temporalio.client import (Client, WithStartWorkflowOperation, WorkflowExecutionStatus)
+from temporalio.client import Client, WithStartWorkflowOperation, WorkflowExecutionStatus
 from temporalio.common import RetryPolicy, WorkflowIDConflictPolicy
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -400,10 +401,9 @@ def ms(x: float) -> str:
 
 
 async def run(args: argparse.Namespace) -> None:
-    from graphrun.client import GraphClient
-    from graphrun.worker import create_worker
-    from graphrun.client import data_converter
+    from graphrun.client import GraphClient, data_converter
     from graphrun.devserver import DevServer
+    from graphrun.worker import create_worker
 
     reps, warmup = args.reps, args.warmup
     graphs = {"chain": build_chain("chain", False),

@@ -85,10 +85,10 @@ async def graph_worker(temporal_client: Client) -> AsyncIterator[str]:
     Yields its task queue. The graph registry is looked up at run time, so graphs
     registered after the worker started are served too.
     """
+    from typing import TypedDict
+
     from graphrun import START, StateGraph
     from graphrun.worker import create_worker
-
-    from typing import TypedDict
 
     class _S(TypedDict):
         x: int

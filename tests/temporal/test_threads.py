@@ -15,9 +15,9 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypedDict
 
 import pytest
-from temporalio.service import RPCError
 from pydantic import BaseModel
 from temporalio.client import WorkflowExecutionStatus
+from temporalio.service import RPCError
 
 import graphrun.errors as gerrors
 from graphrun import END, START, Command, RetryPolicy, StateGraph, interrupt, registry

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -32,7 +32,7 @@ def reply(state: State) -> dict:
     last = state["messages"][-1]
     assert isinstance(last, messages.HumanMessage), type(last)  # typed inside the activity too
     return {"messages": [messages.AIMessage(content=f"echo: {last.content}")],
-            "receipt": Receipt(7, datetime(2026, 1, 2, tzinfo=timezone.utc)), "pair": (1, 2)}
+            "receipt": Receipt(7, datetime(2026, 1, 2, tzinfo=UTC)), "pair": (1, 2)}
 
 
 async def test_messages_dataclasses_and_tuples_round_trip(temporal_client: Any,
@@ -45,7 +45,7 @@ async def test_messages_dataclasses_and_tuples_round_trip(temporal_client: Any,
     out = await remote.ainvoke({"messages": [messages.HumanMessage(content="hi")]}, config)
     assert [type(m) for m in out["messages"]] == [messages.HumanMessage, messages.AIMessage]
     assert out["messages"][1].content == "echo: hi"
-    assert out["receipt"] == Receipt(7, datetime(2026, 1, 2, tzinfo=timezone.utc))
+    assert out["receipt"] == Receipt(7, datetime(2026, 1, 2, tzinfo=UTC))
     assert out["pair"] == (1, 2)
     state = await remote.aget_state(config)
     assert isinstance(state.values["messages"][1], messages.AIMessage)

@@ -7,11 +7,10 @@ import uuid
 from datetime import timedelta
 from typing import Any, TypedDict
 
+from examples import purchase
 from graphrun import START, Command, StateGraph, interrupt, registry
 from graphrun.client import GraphClient
 from graphrun.worker import create_worker
-
-from examples import purchase
 
 
 async def test_approval_resumed_after_two_days(time_skipping_env: Any) -> None:
