@@ -193,6 +193,11 @@ class RemoteGraph:
                 except WorkflowAlreadyStartedError:
                     pass
             seed = await self._finished_thread(wid)
+            if seed is None and (input is None or isinstance(input, Command)):
+                # Never started: there is nothing to continue, so start no workflow.
+                raise (errors.EmptyInputError if input is None else errors.InvalidResumeError)(
+                    f"thread '{tid}' was never started: invoke it with the graph's input "
+                    f"first.")
             return await self._update_with_start(req, tid, seed,
                                                  WorkflowIDReusePolicy.ALLOW_DUPLICATE)
         except WorkflowUpdateFailedError as exc:

@@ -37,6 +37,7 @@ from graphrun.errors import (
     EmptyInputError,
     GraphRecursionError,
     InvalidResumeError,
+    InvalidUpdateError,
     NodeFailedError,
 )
 from graphrun.graph import GraphSpec
@@ -303,6 +304,11 @@ class Run:
                     f"input is None. Invoke it with the graph's input.")
             self._resuming()
         else:
+            if not (isinstance(input, dict) or hasattr(input, "model_fields")
+                    or (dataclasses.is_dataclass(input) and not isinstance(input, type))):
+                raise InvalidUpdateError(
+                    f"the graph's input must be a dict of state keys (or a model of the state "
+                    f"schema), got {type(input).__name__}: {input!r:.80}", nodes=[START])
             start_writes = [(START, input)]
             if ckpt is not None:
                 # New input on a paused thread drops the unfinished tasks (LangGraph).
@@ -531,8 +537,6 @@ def goto_writes(graph: GraphSpec, gotos: Sequence[str | Send]) -> list[Write]:
     for g in gotos:
         if isinstance(g, Send):
             if g.node not in graph.nodes or g.node == START:
-                from graphrun.errors import InvalidUpdateError
-
                 raise InvalidUpdateError(f"Send to unknown node {g.node!r}. Known nodes: "
                                          f"{[n for n in graph.nodes if n != START]}.")
             writes.append((TASKS, g))
@@ -541,8 +545,6 @@ def goto_writes(graph: GraphSpec, gotos: Sequence[str | Send]) -> list[Write]:
         elif g in graph.nodes and g != START:
             writes.append((f"branch:to:{g}", None))
         else:
-            from graphrun.errors import InvalidUpdateError
-
             raise InvalidUpdateError(f"goto names unknown node {g!r}. Known nodes: "
                                      f"{[n for n in graph.nodes if n != START]}.")
     return writes

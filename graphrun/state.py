@@ -40,8 +40,6 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         p = ckpt.pending.get(t.id)
         error = None
         if p is not None and p.error:
-            from graphrun.errors import NodeFailedError
-
             error = NodeFailedError(t.name, p.error.get("type", "Exception"),
                                     p.error.get("message", ""))
         result = None
@@ -84,8 +82,6 @@ def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | N
     if as_node is None:
         as_node = _last_writer(graph, base)
     if as_node not in graph.nodes:
-        from graphrun.errors import InvalidUpdateError
-
         raise InvalidUpdateError(f"update_state(as_node={as_node!r}) names an unknown node. "
                                  f"Known nodes: {[n for n in graph.nodes if n != START]}.")
     if as_node == START and not isinstance(values, dict):

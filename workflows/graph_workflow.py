@@ -74,7 +74,7 @@ class GraphWorkflow:
         while True:
             try:
                 await workflow.wait_condition(
-                    lambda: bool(self._inbox) or (self._status == "done"
+                    lambda: bool(self._inbox) or (self._idle_and_finished()
                                                   and workflow.all_handlers_finished()),
                     timeout=self._next_deadline())
             except TimeoutError:
@@ -137,6 +137,11 @@ class GraphWorkflow:
             else:
                 self._rejected.append(f"interrupt {iid} timed out with no default answer")
                 self._set_status("failed")
+
+    def _idle_and_finished(self) -> bool:
+        # Done, or every invocation so far was refused before the thread had a checkpoint
+        # (nothing to keep, so the workflow need not stay open).
+        return self._status == "done" or (self._count > 0 and not self._thread.checkpoints)
 
     def _history_is_long(self) -> bool:
         info = workflow.info()

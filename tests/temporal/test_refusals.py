@@ -1,0 +1,60 @@
+"""Refused invocations leave nothing behind: no zombie workflow, no changed thread."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any, TypedDict
+
+import pytest
+from temporalio.client import WorkflowExecutionStatus
+from temporalio.service import RPCError
+
+from graphrun import (
+    START,
+    Command,
+    EmptyInputError,
+    InvalidResumeError,
+    InvalidUpdateError,
+    StateGraph,
+    registry,
+)
+from graphrun.client import GraphClient
+
+
+class State(TypedDict):
+    n: int
+
+
+def _remote(client: Any, queue: str) -> Any:
+    name = f"inc-{uuid.uuid4().hex[:8]}"
+    registry.register(name, StateGraph(State).add_node("inc", lambda s: {"n": s["n"] + 1})
+                      .add_edge(START, "inc").compile(name=name))
+    return GraphClient(client, task_queue=queue).graph(name)
+
+
+async def test_resuming_a_never_started_thread_starts_no_workflow(temporal_client: Any,
+                                                                  graph_worker: str) -> None:
+    remote = _remote(temporal_client, graph_worker)
+    tid = f"never-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(InvalidResumeError, match="never started"):
+        await remote.ainvoke(Command(resume=True), {"configurable": {"thread_id": tid}})
+    with pytest.raises(EmptyInputError, match="never started"):
+        await remote.ainvoke(None, {"configurable": {"thread_id": tid}})
+    with pytest.raises(RPCError):
+        await temporal_client.get_workflow_handle(tid).describe()
+
+
+async def test_bad_input_is_refused_and_the_workflow_closes(temporal_client: Any,
+                                                            graph_worker: str) -> None:
+    remote = _remote(temporal_client, graph_worker)
+    config = {"configurable": {"thread_id": f"bad-{uuid.uuid4().hex[:8]}"}}
+    with pytest.raises(InvalidUpdateError, match="must be a dict"):
+        await remote.ainvoke("not a dict", config)
+    handle = temporal_client.get_workflow_handle(config["configurable"]["thread_id"])
+    for _ in range(50):
+        if (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED:
+            break
+        await asyncio.sleep(0.1)
+    assert (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED
+    assert await remote.ainvoke({"n": 1}, config) == {"n": 2}  # the thread is usable
