@@ -16,6 +16,7 @@ from graphrun.engine import (
     save_channels,
     values_with_pending,
 )
+from graphrun.errors import InvalidUpdateError, NodeFailedError
 from graphrun.graph import GraphSpec
 from graphrun.types import INTERRUPT, START, PregelTask, StateSnapshot
 
