@@ -31,7 +31,13 @@ from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from graphrun import errors, serde
-from graphrun.payloads import InvokeRequest, RunResult, StartRequest, ThreadResult
+from graphrun.payloads import (
+    InvokeRequest,
+    ResumeSignal,
+    RunResult,
+    StartRequest,
+    ThreadResult,
+)
 from graphrun.types import INTERRUPT, Command, StateSnapshot
 
 data_converter = pydantic_data_converter
@@ -128,7 +134,7 @@ class GraphClient:
         """Answer a paused thread by signal (fire and forget)."""
         payload = {interrupt_id: value} if interrupt_id else value
         handle = self.client.get_workflow_handle(self.workflow_id(thread_id))
-        await handle.signal("resume", {"resume": serde.dumps(payload)})
+        await handle.signal("resume", ResumeSignal(resume=serde.dumps(payload)))
 
     async def list_threads(self, *, status: str | None = None, graph: str | None = None,
                            limit: int = 100) -> list[ThreadInfo]:

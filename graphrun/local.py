@@ -176,11 +176,10 @@ class CompiledStateGraph:
         assert ctx is not None
         key = f"{self.spec.name}:{ctx.subgraph_counter}"
         ctx.subgraph_counter += 1
-        saved = ctx.nested.get(key)
+        # The task's saved nested thread (typed JSON brings it back as a Thread on Temporal).
+        saved: Thread | None = ctx.nested.get(key)
         parent_tid = _thread_id(ctx.config) or "ephemeral"
-        thread = saved if isinstance(saved, Thread) else (
-            state.thread_from_data(saved) if saved else
-            Thread(thread_id=f"{parent_tid}|{ctx.call.task.ns}|{key}"))
+        thread = saved or Thread(thread_id=f"{parent_tid}|{ctx.call.task.ns}|{key}")
         resuming = saved is not None and bool(engine.pending_interrupts(thread.head))
         run = Run(self.spec, thread, None if resuming else input, clock=_now,
                   ns=ctx.call.task.ns,

@@ -88,12 +88,3 @@ class ThreadResult(_Wire):
     graph: str
     thread: dict[str, Any]
     values: Any = None
-
-
-class StateQuery(_Wire):
-    checkpoint_id: str | None = None
-
-
-class HistoryQuery(_Wire):
-    limit: int | None = None
-    before: str | None = None

@@ -34,7 +34,6 @@ class TaskContext:
     null_resume: Any
     resume_map: Mapping[str, Any]
     nested: dict[str, Any]
-    is_async: bool = False
     counter: int = 0
     subgraph_counter: int = 0
     invalid_resume: str | None = None
@@ -157,17 +156,17 @@ def task_config(call: TaskCall, config: Mapping[str, Any] | None) -> dict[str, A
 
 
 def _context(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None,
-             resume_map: Mapping[str, Any], is_async: bool) -> TaskContext:
+             resume_map: Mapping[str, Any]) -> TaskContext:
     return TaskContext(graph=graph, call=call, config=task_config(call, config),
                        resume=list(call.resume), null_resume=call.null_resume,
-                       resume_map=resume_map, nested=dict(call.nested), is_async=is_async)
+                       resume_map=resume_map, nested=dict(call.nested))
 
 
 def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None = None, *,
              resume_map: Mapping[str, Any] | None = None, raise_errors: bool = False
              ) -> TaskResult:
     """Run a task synchronously; async nodes run on a private event loop."""
-    ctx = _context(graph, call, config, resume_map or {}, False)
+    ctx = _context(graph, call, config, resume_map or {})
     token = _CONTEXT.set(ctx)
     try:
         node = graph.nodes[call.task.name]
@@ -191,7 +190,7 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
                     *, resume_map: Mapping[str, Any] | None = None,
                     raise_errors: bool = False) -> TaskResult:
     """Run a task in the running event loop (sync nodes are called directly)."""
-    ctx = _context(graph, call, config, resume_map or {}, True)
+    ctx = _context(graph, call, config, resume_map or {})
     token = _CONTEXT.set(ctx)
     try:
         node = graph.nodes[call.task.name]

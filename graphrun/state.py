@@ -114,12 +114,3 @@ def _last_writer(graph: GraphSpec, ckpt: Checkpoint | None) -> str:
             if best is None or v > best[0]:
                 best = (v, name)
     return best[1] if best else START
-
-
-def thread_from_data(data: Any) -> Thread:
-    if isinstance(data, Thread):
-        return data
-    from graphrun.serde import thread_from_json
-
-    thread: Thread = thread_from_json(data)
-    return thread
