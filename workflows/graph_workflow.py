@@ -37,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
 GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
 GRAPH_NAME = SearchAttributeKey.for_keyword("GraphName")
 DEFAULT_NODE_TIMEOUT = timedelta(minutes=5)
+MAX_REFUSALS_KEPT = 20
 
 
 @dataclass
@@ -135,8 +136,8 @@ class GraphWorkflow:
                 self._enqueue(Command(resume={iid: question.default}), None, {},
                               from_signal=True)
             else:
-                self._rejected.append(f"interrupt {iid} timed out with no default answer")
                 self._set_status("failed")
+                self._record_refusal(f"interrupt {iid} timed out with no default answer")
 
     def _idle_and_finished(self) -> bool:
         # Done, or every invocation so far was refused before the thread had a checkpoint
@@ -187,9 +188,7 @@ class GraphWorkflow:
         message = f"{type(exc).__name__}: {exc}"
         if item.from_signal:
             # A bad signal changes nothing; it is logged and kept on the thread.
-            workflow.logger.warning("resume signal refused: %s", message)
-            self._rejected.append(message)
-            self._publish_details()
+            self._record_refusal(f"resume signal refused: {message}")
         return RunResult(status=self._status,
                          error={"type": type(exc).__name__, "message": str(exc)})
 
@@ -315,19 +314,20 @@ class GraphWorkflow:
     def resume(self, payload: Any) -> None:
         """`{"resume": value}` or `{"resume": {"<interrupt id>": value}}`, from anywhere."""
         if not isinstance(payload, dict) or "resume" not in payload:
-            self._refuse_signal(f"resume signal needs {{\"resume\": <value>}}, got "
+            self._record_refusal(f"resume signal needs {{\"resume\": <value>}}, got "
                                 f"{payload!r:.200}")
             return
         try:
             value = _loads(payload["resume"])
         except Exception as exc:  # a signal handler must never fail the workflow task
-            self._refuse_signal(f"resume signal could not be decoded: {exc}")
+            self._record_refusal(f"resume signal could not be decoded: {exc}")
             return
         self._enqueue(Command(resume=value), None, {}, from_signal=True)
 
-    def _refuse_signal(self, message: str) -> None:
+    def _record_refusal(self, message: str) -> None:
         workflow.logger.warning(message)
-        self._rejected.append(message)
+        # The last few are enough to explain; a flood of bad signals must not grow state.
+        self._rejected = [*self._rejected, message][-MAX_REFUSALS_KEPT:]
         self._publish_details()
 
     @workflow.query

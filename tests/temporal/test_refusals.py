@@ -17,6 +17,7 @@ from graphrun import (
     InvalidResumeError,
     InvalidUpdateError,
     StateGraph,
+    interrupt,
     registry,
 )
 from graphrun.client import GraphClient
@@ -58,3 +59,29 @@ async def test_bad_input_is_refused_and_the_workflow_closes(temporal_client: Any
         await asyncio.sleep(0.1)
     assert (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED
     assert await remote.ainvoke({"n": 1}, config) == {"n": 2}  # the thread is usable
+
+
+async def test_a_flood_of_bad_signals_keeps_only_the_last_refusals(temporal_client: Any,
+                                                                   graph_worker: str) -> None:
+    name = f"ask-{uuid.uuid4().hex[:8]}"
+
+    def ask(state: State) -> dict:
+        return {"n": interrupt("n?")}
+
+    registry.register(name, StateGraph(State).add_node("ask", ask).add_edge(START, "ask")
+                      .compile(name=name))
+    remote = GraphClient(temporal_client, task_queue=graph_worker).graph(name)
+    tid = f"flood-{uuid.uuid4().hex[:8]}"
+    await remote.ainvoke({"n": 0}, {"configurable": {"thread_id": tid}})
+    handle = temporal_client.get_workflow_handle(tid)
+    for i in range(25):
+        await handle.signal("resume", {"not-resume": i})
+    refused: list[str] = []
+    for _ in range(50):
+        refused = (await handle.query("get_state"))["refused"]
+        if "24" in refused[-1] if refused else False:
+            break
+        await asyncio.sleep(0.1)
+    assert len(refused) == 20 and "24" in refused[-1]
+    assert (await remote.ainvoke(Command(resume=5), {"configurable": {"thread_id": tid}})) == {
+        "n": 5}
