@@ -154,6 +154,12 @@ class GraphClient:
         return out
 
 
+def _names(value: str | Sequence[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else list(value)
+
+
 def _thread_id(config: Mapping[str, Any] | None) -> str:
     tid = ((config or {}).get("configurable") or {}).get("thread_id")
     if not tid:
@@ -168,8 +174,8 @@ class RemoteGraph:
         self.gc = gc
         self.name = name
 
-    async def _run(self, input: Any, config: Mapping[str, Any] | None, *,
-                   stream: bool = False) -> RunResult:
+    async def _run(self, input: Any, config: Mapping[str, Any] | None,
+                   options: Mapping[str, Any], *, stream: bool = False) -> RunResult:
         tid = _thread_id(config)
         configurable = dict((config or {}).get("configurable") or {})
         req = InvokeRequest(input=serde.dumps(input),
@@ -177,7 +183,9 @@ class RemoteGraph:
                             config={"configurable": serde.dumps(configurable),
                                     **({"recursion_limit": config["recursion_limit"]}
                                        if config and "recursion_limit" in config else {})},
-                            stream=stream)
+                            stream=stream,
+                            interrupt_before=_names(options.get("interrupt_before")),
+                            interrupt_after=_names(options.get("interrupt_after")))
         wid = self.gc.workflow_id(tid)
         try:
             if input is None or isinstance(input, Command):
@@ -259,20 +267,23 @@ class RemoteGraph:
             out[INTERRUPT] = [serde.interrupt_from_json(i) for i in result.interrupts]
         return out
 
-    async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None, **_: Any
-                      ) -> dict[str, Any]:
-        """Run the thread's graph until it ends or pauses; the thread lives on Temporal."""
-        return self._output(await self._run(input, config))
+    async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None,
+                      **options: Any) -> dict[str, Any]:
+        """Run the thread's graph until it ends or pauses; the thread lives on Temporal.
+
+        Takes `interrupt_before=` / `interrupt_after=` like the compiled graph.
+        """
+        return self._output(await self._run(input, config, options))
 
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None, **kw: Any
                ) -> dict[str, Any]:
         return asyncio.run(self.ainvoke(input, config, **kw))
 
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
-                      stream_mode: str | Sequence[str] = "values", **_: Any
+                      stream_mode: str | Sequence[str] = "values", **options: Any
                       ) -> AsyncIterator[Any]:
         """The run's chunks, delivered when the run next stops."""
-        result = await self._run(input, config, stream=True)
+        result = await self._run(input, config, options, stream=True)
         modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
         out = self._output(result)
         for mode, payload in serde.loads(result.events):

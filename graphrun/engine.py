@@ -36,6 +36,7 @@ from graphrun.checkpoint import (
 from graphrun.errors import (
     EmptyInputError,
     GraphRecursionError,
+    GraphValidationError,
     InvalidResumeError,
     InvalidUpdateError,
     NodeFailedError,
@@ -231,8 +232,12 @@ class Run:
                  clock: Callable[[], str], checkpoint: str | None = None,
                  recursion_limit: int = 25, ns: str = "", null_resume: Any = MISSING,
                  resume_map: Mapping[str, Any] | None = None,
-                 checkpointer: bool = True) -> None:
+                 checkpointer: bool = True, interrupt_before: Sequence[str] | None = None,
+                 interrupt_after: Sequence[str] | None = None) -> None:
         self.graph = graph
+        # Breakpoints given to invoke() replace the compiled ones for this run (LangGraph).
+        self.interrupt_before = _breakpoints(graph, interrupt_before, graph.interrupt_before)
+        self.interrupt_after = _breakpoints(graph, interrupt_after, graph.interrupt_after)
         self.thread = thread
         self.clock = clock
         self.ns = ns
@@ -349,7 +354,7 @@ class Run:
                 f"Recursion limit of {self.recursion_limit} reached without hitting a stop "
                 f"condition. Raise it with config={{'recursion_limit': N}} or check the "
                 f"graph for an endless loop.")
-        if should_interrupt(ckpt, self.graph.interrupt_before, tasks):
+        if should_interrupt(ckpt, self.interrupt_before, tasks):
             ckpt.versions_seen[INTERRUPT] = dict(ckpt.channel_versions)
             self._save_head()
             self.status = "interrupted"
@@ -444,7 +449,7 @@ class Run:
         if updated & set(self.graph.output_keys):
             self.events.append(("values", read_values(self.channels, self.graph.output_keys)))
         tasks = self._tasks
-        if should_interrupt(self.ckpt, self.graph.interrupt_after, tasks):
+        if should_interrupt(self.ckpt, self.interrupt_after, tasks):
             self.ckpt.versions_seen[INTERRUPT] = dict(self.ckpt.channel_versions)
             self.status = "interrupted"
             self.events.append(("updates", {INTERRUPT: ()}))
@@ -522,6 +527,19 @@ def validate_resume(graph: GraphSpec, thread: Thread, resume: Any, *,
                 f"with new input instead (or compile with strict_resume=False to ignore "
                 f"such resumes).")
     return {}, resume
+
+
+def _breakpoints(graph: GraphSpec, given: Sequence[str] | None,
+                 compiled: tuple[str, ...]) -> tuple[str, ...]:
+    if given is None:
+        return compiled
+    names = (given,) if isinstance(given, str) else tuple(given)
+    unknown = [n for n in names if n != "*" and n not in graph.nodes]
+    if unknown:
+        raise GraphValidationError(
+            f"interrupt_before/interrupt_after names unknown node {unknown[0]!r}. Known nodes: "
+            f"{[n for n in graph.nodes if n != START]}.")
+    return names
 
 
 def _working_copy(c: Checkpoint) -> Checkpoint:

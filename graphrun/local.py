@@ -75,13 +75,16 @@ class CompiledStateGraph:
         return thread
 
     # -- running -------------------------------------------------------------
-    def _run(self, input: Any, config: Mapping[str, Any] | None) -> Run:
+    def _run(self, input: Any, config: Mapping[str, Any] | None,
+             options: Mapping[str, Any]) -> Run:
         if isinstance(input, Command) and input.resume is not None and self.checkpointer is None:
             raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
         thread = self._thread(config)
         return Run(self.spec, thread, input, clock=_now, checkpoint=_checkpoint_id(config),
                    recursion_limit=int((config or {}).get("recursion_limit", 25)),
-                   checkpointer=self.checkpointer is not None)
+                   checkpointer=self.checkpointer is not None,
+                   interrupt_before=options.get("interrupt_before"),
+                   interrupt_after=options.get("interrupt_after"))
 
     def _after(self, run: Run) -> None:
         if run.status == "failed":
@@ -133,38 +136,43 @@ class CompiledStateGraph:
                 return result
             await asyncio.sleep(_backoff(policy, attempt))
 
-    def invoke(self, input: Any, config: Mapping[str, Any] | None = None, **_: Any
+    def invoke(self, input: Any, config: Mapping[str, Any] | None = None, **options: Any
                ) -> dict[str, Any]:
-        """Run until the graph ends or pauses; returns the state (+ `__interrupt__`)."""
+        """Run until the graph ends or pauses; returns the state (+ `__interrupt__`).
+
+        `interrupt_before=[...]` / `interrupt_after=[...]` set this run's breakpoints
+        instead of the compiled ones; other LangGraph options are accepted and ignored.
+        """
         if current_task() is not None:
             nested: dict[str, Any] = self._invoke_nested(input, config, sync=True)
             return nested
-        run = self._run(input, config)
+        run = self._run(input, config, options)
         for _events in self._steps(run, config):
             pass
         return run.output()
 
-    async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None, **_: Any
-                      ) -> dict[str, Any]:
+    async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None,
+                      **options: Any) -> dict[str, Any]:
         if current_task() is not None:
             nested_out: dict[str, Any] = await self._invoke_nested(input, config, sync=False)
             return nested_out
-        run = self._run(input, config)
+        run = self._run(input, config, options)
         async for _events in self._asteps(run, config):
             pass
         return run.output()
 
     def stream(self, input: Any, config: Mapping[str, Any] | None = None, *,
-               stream_mode: str | Sequence[str] = "values", **_: Any) -> Iterator[Any]:
+               stream_mode: str | Sequence[str] = "values", **options: Any
+               ) -> Iterator[Any]:
         """Yield 'values' (the state after each step) or 'updates' ({node: update})."""
-        run = self._run(input, config)
+        run = self._run(input, config, options)
         for events in self._steps(run, config):
             yield from _chunks(events, stream_mode)
 
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
-                      stream_mode: str | Sequence[str] = "values", **_: Any
+                      stream_mode: str | Sequence[str] = "values", **options: Any
                       ) -> AsyncIterator[Any]:
-        run = self._run(input, config)
+        run = self._run(input, config, options)
         async for events in self._asteps(run, config):
             for chunk in _chunks(events, stream_mode):
                 yield chunk

@@ -58,6 +58,8 @@ class InvokeRequest(_Wire):
     checkpoint_id: str | None = None
     config: dict[str, Any] = {}
     stream: bool = False  # return the run's stream chunks too (for astream)
+    interrupt_before: list[str] | None = None  # this run's breakpoints, if given
+    interrupt_after: list[str] | None = None
 
 
 class RunResult(_Wire):

@@ -48,6 +48,8 @@ class _Invocation:
     config: dict[str, Any]
     from_signal: bool = False
     stream: bool = False
+    interrupt_before: list[str] | None = None
+    interrupt_after: list[str] | None = None
 
 
 @workflow.defn(name="GraphWorkflow")
@@ -154,7 +156,9 @@ class GraphWorkflow:
         try:
             run = engine.Run(self._spec, self._thread, item.input, clock=self._now,
                              checkpoint=item.checkpoint_id,
-                             recursion_limit=int(item.config.get("recursion_limit", 25)))
+                             recursion_limit=int(item.config.get("recursion_limit", 25)),
+                             interrupt_before=item.interrupt_before,
+                             interrupt_after=item.interrupt_after)
         except (GraphrunError, RuntimeError, ValueError) as exc:
             return self._refused(item, exc)
         self._set_status("running")
@@ -264,17 +268,20 @@ class GraphWorkflow:
 
     # -- handlers -------------------------------------------------------------------
     def _enqueue(self, input: Any, checkpoint_id: str | None, config: dict[str, Any],
-                 from_signal: bool = False, stream: bool = False) -> int:
+                 from_signal: bool = False, stream: bool = False,
+                 interrupt_before: list[str] | None = None,
+                 interrupt_after: list[str] | None = None) -> int:
         self._count += 1
         self._inbox.append(_Invocation(self._count, input, checkpoint_id, config, from_signal,
-                                       stream))
+                                       stream, interrupt_before, interrupt_after))
         return self._count
 
     @workflow.update
     async def invoke(self, req: InvokeRequest) -> RunResult:
         """Run the graph with new input, None or a Command; answers when it next stops."""
         n = self._enqueue(_loads(req.input), req.checkpoint_id, dict(req.config),
-                          stream=req.stream)
+                          stream=req.stream, interrupt_before=req.interrupt_before,
+                          interrupt_after=req.interrupt_after)
         await workflow.wait_condition(lambda: n in self._results)
         result = self._results.pop(n)
         if result.error is not None and result.status != "failed":

@@ -380,6 +380,36 @@ async def static_breakpoints(driver: Driver) -> list:
     return t
 
 
+@scenario("runtime_breakpoints")
+async def runtime_breakpoints(driver: Driver) -> list:
+    """Breakpoints passed to invoke() (not compile()) apply to that run only."""
+    api = driver.api
+    calls = counter()
+
+    def mk(name):
+        def node(state: StepState):
+            bump(calls, name)
+            return {"log": [name]}
+
+        return node
+
+    b = api.StateGraph(StepState)
+    for n in ("node_a", "node_b", "node_c"):
+        b.add_node(n, mk(n))
+    b.add_edge(api.START, "node_a")
+    b.add_edge("node_a", "node_b")
+    b.add_edge("node_b", "node_c")
+    g = driver.compile(b)
+    cfg = driver.config("runtime_bp")
+    t = [await outcome(g.ainvoke({"log": []}, cfg, interrupt_before=["node_b"]))]
+    t.append(norm_snapshot(await g.aget_state(cfg)))
+    t.append(await outcome(g.ainvoke(None, cfg, interrupt_after=["node_b"])))
+    t.append(norm_snapshot(await g.aget_state(cfg)))
+    t.append(await outcome(g.ainvoke(None, cfg)))
+    t.append(dict(calls))
+    return t
+
+
 # ---------------------------------------------------------------------------
 # Parallel branches and interrupts
 # ---------------------------------------------------------------------------
