@@ -1,5 +1,5 @@
 """Temporal activities of graphrun (installed as graphrun.activities)."""
 
-from graphrun.activities.nodes import run_node
+from graphrun.activities.nodes import route_update, run_node
 
-__all__ = ["run_node"]
+__all__ = ["route_update", "run_node"]

@@ -16,8 +16,8 @@ from temporalio.exceptions import ApplicationError
 from graphrun import registry, serde
 from graphrun.channels import MISSING
 from graphrun.checkpoint import TaskCall
-from graphrun.payloads import NodeCall, NodeResult
-from graphrun.runner import HEARTBEAT, arun_task, run_task
+from graphrun.payloads import NodeCall, NodeResult, UpdateCall
+from graphrun.runner import HEARTBEAT, arun_task, node_writes, run_task
 
 
 @activity.defn(name="run_node")
@@ -53,3 +53,13 @@ async def run_node(call: NodeCall) -> NodeResult:
         interrupts=[serde.interrupt_to_json(i) for i in result.interrupts],
         resume=serde.dumps(result.resume), nested=serde.dumps(result.nested),
         invalid_resume=result.invalid_resume)
+
+
+@activity.defn(name="route_update")
+async def route_update(call: UpdateCall) -> NodeResult:
+    """`update_state` as a node with routing functions: they are user code, so run here."""
+    spec = registry.lookup(call.graph).spec
+    config = {"configurable": {"thread_id": call.thread_id}}
+    writes, update = await asyncio.to_thread(
+        node_writes, spec, call.node, serde.loads(call.values), serde.loads(call.state), config)
+    return NodeResult(writes=serde.dumps(writes), update=serde.dumps(update))

@@ -45,6 +45,16 @@ class NodeResult(_Wire):
     invalid_resume: str | None = None
 
 
+class UpdateCall(_Wire):
+    """The routing activity's input: `update_state` values written as `node`."""
+
+    graph: str
+    node: str
+    thread_id: str
+    values: Any = None  # typed JSON
+    state: Any = None  # typed JSON of the state the update applies to
+
+
 class ResumeSignal(_Wire):
     """`{"resume": value}` or `{"resume": {"<interrupt id>": value, ...}}`."""
 

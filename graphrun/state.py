@@ -74,12 +74,19 @@ def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | N
                  config: Mapping[str, Any] | None = None) -> Checkpoint:
     """Apply `values` as if `as_node` returned them, as a new 'update' checkpoint.
 
-    `node_writes` (the runner's) turns the update into writes, edges included.
+    `node_writes` (the runner's) turns the update into writes, edges and routing
+    included; the Temporal workflow runs that part in an activity when the node
+    has routing functions, so it uses the two halves below.
     """
+    node, values, current = resolve_update(graph, thread, values, as_node, checkpoint=checkpoint)
+    writes, update = node_writes(graph, node, values, current, config)
+    return apply_update(graph, thread, node, writes, update, clock=clock, checkpoint=checkpoint)
+
+
+def resolve_update(graph: GraphSpec, thread: Thread, values: Any, as_node: str | None, *,
+                   checkpoint: str | None) -> tuple[str, Any, dict[str, Any]]:
+    """The node an update is written as, the values, and the state they apply to."""
     base = thread.get(checkpoint)
-    channels = restore_channels(graph, base)
-    if base is not None and base.null_writes:
-        apply_writes(graph, base, channels, [(None, base.null_writes)], base.step)
     if as_node is None:
         as_node = _last_writer(graph, base)
     if as_node not in graph.nodes:
@@ -87,8 +94,15 @@ def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | N
                                  f"Known nodes: {[n for n in graph.nodes if n != START]}.")
     if as_node == START and not isinstance(values, dict):
         values = values or {}
-    writes, update = node_writes(graph, as_node, values, read_values(channels, graph.state_keys),
-                                 config)
+    return as_node, values, read_values(_channels(graph, base), graph.state_keys)
+
+
+def apply_update(graph: GraphSpec, thread: Thread, as_node: str, writes: list[Write],
+                 update: Any, *, clock: Callable[[], str], checkpoint: str | None
+                 ) -> Checkpoint:
+    """Append the 'update' checkpoint made of `as_node`'s writes."""
+    base = thread.get(checkpoint)
+    channels = _channels(graph, base)
     work = base if base is not None else Checkpoint(
         id="", step=-2, source="update", channel_values={}, channel_versions={},
         versions_seen={}, parent_id=None, created_at="")
@@ -103,6 +117,16 @@ def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | N
         id=cid, step=work.step + 1, source="update", channel_values=saved,
         channel_versions=versions, versions_seen=seen, parent_id=work.id or None,
         created_at=clock(), writes={as_node: update}))
+
+
+def _channels(graph: GraphSpec, base: Checkpoint | None) -> dict[str, Any]:
+    channels = restore_channels(graph, base)
+    if base is not None and base.null_writes:
+        apply_writes(graph, dataclasses.replace(
+            base, channel_versions=dict(base.channel_versions),
+            versions_seen={k: dict(v) for k, v in base.versions_seen.items()}),
+            channels, [(None, base.null_writes)], base.step)
+    return channels
 
 
 def _last_writer(graph: GraphSpec, ckpt: Checkpoint | None) -> str:

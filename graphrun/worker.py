@@ -10,7 +10,7 @@ from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from graphrun import registry
-from graphrun.activities import run_node
+from graphrun.activities import route_update, run_node
 from graphrun.client import data_converter, with_data_converter
 from graphrun.workflows import GraphWorkflow
 
@@ -45,7 +45,7 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
     """
     _register(graphs)
     return Worker(with_data_converter(client), task_queue=task_queue,
-                  workflows=[GraphWorkflow], activities=[run_node],
+                  workflows=[GraphWorkflow], activities=[run_node, route_update],
                   workflow_runner=_runner(), **worker_options)
 
 

@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         RunResult,
         StartRequest,
         ThreadResult,
+        UpdateCall,
     )
     from graphrun.runner import node_writes, run_task
     from graphrun.types import START, Command
@@ -303,14 +304,34 @@ class GraphWorkflow:
                            checkpoint_id: str | None = None) -> str:
         """Write values as if `as_node` returned them; returns the new checkpoint id.
 
-        The node's static edges and routing are applied here, in the workflow, so
-        a routing function used this way must be pure.
+        The node's edges are applied here; its routing functions, if it has any,
+        run in the `route_update` activity like all user code.
         """
         await workflow.wait_condition(lambda: not self._busy and not self._inbox)
         try:
-            ckpt = state.update_state(self._spec, self._thread, _loads(values), as_node,
-                                       clock=self._now, checkpoint=checkpoint_id,
-                                       node_writes=node_writes)
+            node, update, current = state.resolve_update(
+                self._spec, self._thread, _loads(values), as_node, checkpoint=checkpoint_id)
+            if node in self._spec.branches:
+                routed = await workflow.execute_activity(
+                    "route_update", UpdateCall(graph=self._req.graph, node=node,
+                                               thread_id=self._thread.thread_id,
+                                               values=serde.dumps(update),
+                                               state=serde.dumps(current)),
+                    result_type=NodeResult, start_to_close_timeout=DEFAULT_NODE_TIMEOUT,
+                    retry_policy=TemporalRetryPolicy(maximum_attempts=1),
+                    summary=f"update_state as {node}")
+                writes = [(w[0], w[1]) for w in _loads(routed.writes)]
+                written = _loads(routed.update)
+            else:
+                writes, written = node_writes(self._spec, node, update, current, None)
+            ckpt = state.apply_update(self._spec, self._thread, node, writes, written,
+                                      clock=self._now, checkpoint=checkpoint_id)
+        except ActivityError as exc:
+            cause = exc.cause
+            raise ApplicationError(
+                cause.message if isinstance(cause, ApplicationError) else str(cause),
+                type=(cause.type if isinstance(cause, ApplicationError) else None)
+                or "GraphrunError", non_retryable=True) from exc
         except (GraphrunError, ValueError) as exc:
             raise ApplicationError(str(exc), type=type(exc).__name__,
                                    non_retryable=True) from exc
