@@ -138,3 +138,30 @@ deadline = (StateGraph(DeadlineState)
             .compile(name="deadline"))
 
 GRAPHS["deadline"] = deadline
+
+
+# -- routed: START -> ask (interrupt) -> big | small by a routing function ----------------
+class RoutedState(TypedDict, total=False):
+    x: int
+    path: str
+
+
+def ask_x(state: RoutedState) -> dict[str, Any]:
+    return {"x": interrupt("x?")}
+
+
+def route_x(state: RoutedState) -> str:
+    return "big" if state["x"] > 10 else "small"
+
+
+routed = (StateGraph(RoutedState)
+          .add_node("ask", ask_x)
+          .add_node("big", lambda s: {"path": "big"})
+          .add_node("small", lambda s: {"path": "small"})
+          .add_edge(START, "ask")
+          .add_conditional_edges("ask", route_x, ["big", "small"])
+          .add_edge("big", END)
+          .add_edge("small", END)
+          .compile(name="routed"))
+
+GRAPHS["routed"] = routed

@@ -144,6 +144,17 @@ async def record_deadline(gc: GraphClient) -> None:
     await _save(gc.client.get_workflow_handle("deadline"), "deadline")
 
 
+async def record_routed_update(gc: GraphClient) -> None:
+    """update_state as a node with a routing function (the route_update activity)."""
+    g, cfg = gc.graph("routed"), _cfg("routed-update")
+    out = await g.ainvoke({}, cfg)
+    assert INTERRUPT in out, out
+    await g.aupdate_state(cfg, {"x": 42}, as_node="ask")
+    out = await g.ainvoke(None, cfg)
+    assert out == {"x": 42, "path": "big"}, out
+    await _save(await _finish(gc, "routed-update"), "routed_update")
+
+
 async def main() -> None:
     HISTORIES.mkdir(exist_ok=True)
     async with DevServer(ui=False) as srv:
@@ -158,6 +169,7 @@ async def main() -> None:
                                              history_event_limit=30))
             await record_signals(gc)
             await record_deadline(gc)
+            await record_routed_update(gc)
 
 
 if __name__ == "__main__":
