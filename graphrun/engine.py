@@ -76,6 +76,7 @@ __all__ = [
     "pending_interrupts",
     "prepare_tasks",
     "read_values",
+    "resolve_checkpoint",
     "restore_channels",
     "save_channels",
     "should_interrupt",
@@ -88,6 +89,19 @@ __all__ = [
 def restore_channels(graph: GraphSpec, ckpt: Checkpoint | None) -> dict[str, Channel]:
     saved = ckpt.channel_values if ckpt else {}
     return {k: ch.restore(saved.get(k, MISSING)) for k, ch in graph.channels.items()}
+
+
+def resolve_checkpoint(graph: GraphSpec, ckpt: Checkpoint) -> tuple[Checkpoint, dict[str, Channel]]:
+    """The checkpoint and channels as its next step sees them.
+
+    A resume Command's update/goto waits on the checkpoint as `null_writes`; they
+    are applied to a copy, so reading a thread (a query, say) never changes it.
+    """
+    channels = restore_channels(graph, ckpt)
+    if ckpt.null_writes:
+        ckpt = _working_copy(ckpt)
+        apply_writes(graph, ckpt, channels, [(None, ckpt.null_writes)], ckpt.step)
+    return ckpt, channels
 
 
 def save_channels(channels: Mapping[str, Channel]) -> dict[str, Any]:
@@ -255,13 +269,14 @@ class Run:
         if checkpoint is not None and base is not None and base is not thread.head:
             base = self._fork(base, dropping_answers=not (
                 isinstance(input, Command) and input.resume is not None))
-        self.channels = restore_channels(graph, base)
         # Work on a copy of the head; it replaces the head only once the run commits or
         # pauses, so a refused input (a bad answer, say) leaves the thread untouched.
         self._base = base
-        self.ckpt = base = _working_copy(base) if base is not None else None
-        if base is not None and base.null_writes:
-            apply_writes(graph, base, self.channels, [(None, base.null_writes)], base.step)
+        self.ckpt: Checkpoint | None = None
+        if base is not None:
+            self.ckpt, self.channels = resolve_checkpoint(graph, _working_copy(base))
+        else:
+            self.channels = restore_channels(graph, None)
         self._start(input, checkpointer)
 
     # -- starting -----------------------------------------------------------
@@ -516,10 +531,7 @@ def validate_resume(graph: GraphSpec, thread: Thread, resume: Any, *,
             f"{sorted(pending)}", pending_ids=sorted(pending))
     if not pending and strict:
         if ckpt is not None and channels is None:
-            channels = restore_channels(graph, ckpt)
-            if ckpt.null_writes:
-                apply_writes(graph, copy.deepcopy(ckpt), dict(channels),
-                             [(None, ckpt.null_writes)], ckpt.step)
+            ckpt, channels = resolve_checkpoint(graph, ckpt)
         if ckpt is None or not prepare_tasks(graph, ckpt, channels or {}):
             state = "has finished" if ckpt is not None else "was never started"
             raise InvalidResumeError(

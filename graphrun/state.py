@@ -12,6 +12,7 @@ from graphrun.engine import (
     pending_interrupts,
     prepare_tasks,
     read_values,
+    resolve_checkpoint,
     restore_channels,
     save_channels,
     values_with_pending,
@@ -32,9 +33,7 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
     if ckpt is None:
         return StateSnapshot(values={}, next=(), config={"configurable": {"thread_id": tid}},
                              metadata=None, created_at=None, parent_config=None, tasks=())
-    channels = restore_channels(graph, ckpt)
-    if ckpt.null_writes:
-        apply_writes(graph, ckpt, channels, [(None, ckpt.null_writes)], ckpt.step)
+    ckpt, channels = resolve_checkpoint(graph, ckpt)
     tasks = prepare_tasks(graph, ckpt, channels, ns)
     pregel_tasks = []
     for t in tasks:
@@ -94,7 +93,8 @@ def resolve_update(graph: GraphSpec, thread: Thread, values: Any, as_node: str |
                                  f"Known nodes: {[n for n in graph.nodes if n != START]}.")
     if as_node == START and not isinstance(values, dict):
         values = values or {}
-    return as_node, values, read_values(_channels(graph, base), graph.state_keys)
+    channels = resolve_checkpoint(graph, base)[1] if base else restore_channels(graph, None)
+    return as_node, values, read_values(channels, graph.state_keys)
 
 
 def apply_update(graph: GraphSpec, thread: Thread, as_node: str, writes: list[Write],
@@ -102,10 +102,12 @@ def apply_update(graph: GraphSpec, thread: Thread, as_node: str, writes: list[Wr
                  ) -> Checkpoint:
     """Append the 'update' checkpoint made of `as_node`'s writes."""
     base = thread.get(checkpoint)
-    channels = _channels(graph, base)
-    work = base if base is not None else Checkpoint(
-        id="", step=-2, source="update", channel_values={}, channel_versions={},
-        versions_seen={}, parent_id=None, created_at="")
+    if base is not None:
+        work, channels = resolve_checkpoint(graph, base)
+    else:
+        channels = restore_channels(graph, None)
+        work = Checkpoint(id="", step=-2, source="update", channel_values={},
+                          channel_versions={}, versions_seen={}, parent_id=None, created_at="")
     versions = dict(work.channel_versions)
     seen = {k: dict(v) for k, v in work.versions_seen.items()}
     scratch = dataclasses.replace(work, channel_versions=versions, versions_seen=seen)
@@ -117,16 +119,6 @@ def apply_update(graph: GraphSpec, thread: Thread, as_node: str, writes: list[Wr
         id=cid, step=work.step + 1, source="update", channel_values=saved,
         channel_versions=versions, versions_seen=seen, parent_id=work.id or None,
         created_at=clock(), writes={as_node: update}))
-
-
-def _channels(graph: GraphSpec, base: Checkpoint | None) -> dict[str, Any]:
-    channels = restore_channels(graph, base)
-    if base is not None and base.null_writes:
-        apply_writes(graph, dataclasses.replace(
-            base, channel_versions=dict(base.channel_versions),
-            versions_seen={k: dict(v) for k, v in base.versions_seen.items()}),
-            channels, [(None, base.null_writes)], base.step)
-    return channels
 
 
 def _last_writer(graph: GraphSpec, ckpt: Checkpoint | None) -> str:

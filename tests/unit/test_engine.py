@@ -611,3 +611,35 @@ def test_failed_node_through_run_keeps_the_checkpoint() -> None:
 def test_task_result_is_plain_data() -> None:
     r = TaskResult(task_id="x", writes=[("log", ["a"])])
     assert r == TaskResult(task_id="x", writes=[("log", ["a"])])
+
+
+def test_reading_a_thread_with_a_pending_command_update_does_not_change_it() -> None:
+    """get_state / history on a head holding a resume Command's update leave it as it was.
+
+    On Temporal these are queries, which must never change workflow state.
+    """
+    from graphrun import InMemorySaver, StateGraph, interrupt
+
+    class Loop(TypedDict, total=False):
+        note: str
+        answer: int
+
+    def ask(state: Loop) -> dict:
+        first = interrupt("first?")
+        second = interrupt("second?")
+        return {"answer": first + second}
+
+    graph = (StateGraph(Loop).add_node("ask", ask).add_edge(START, "ask")
+             .compile(checkpointer=InMemorySaver()))
+    config = {"configurable": {"thread_id": "read-only"}}
+    graph.invoke({"note": "start"}, config)
+    out = graph.invoke(Command(resume=1, update={"note": "updated"}), config)
+    assert out["__interrupt__"][0].value == "second?"
+    head = graph.checkpointer.threads["read-only"].head
+    assert head.null_writes  # the update waits on the head until the step completes
+    before = copy.deepcopy((head.channel_versions, head.versions_seen, head.channel_values))
+    for _ in range(3):
+        assert graph.get_state(config).values["note"] == "updated"
+        list(graph.get_state_history(config))
+    assert (head.channel_versions, head.versions_seen, head.channel_values) == before
+    assert graph.invoke(Command(resume=2), config) == {"note": "updated", "answer": 3}
