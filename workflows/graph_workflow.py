@@ -227,13 +227,8 @@ class GraphWorkflow:
                 res = await workflow.execute_activity(
                     "run_node", payload, result_type=NodeResult, **options)
         except ActivityError as exc:
-            cause = exc.cause
-            error_type = (cause.type if isinstance(cause, ApplicationError) and cause.type
-                          else type(cause).__name__)
-            message = cause.message if isinstance(cause, ApplicationError) else str(cause)
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
-                                     error={"type": error_type or "Exception",
-                                            "message": message})
+                                     error=_node_error(exc))
         return engine.TaskResult(
             task_id=task.id, writes=[tuple(w) for w in _loads(res.writes)],
             update=_loads(res.update),
@@ -327,11 +322,9 @@ class GraphWorkflow:
             ckpt = state.apply_update(self._spec, self._thread, node, writes, written,
                                       clock=self._now, checkpoint=checkpoint_id)
         except ActivityError as exc:
-            cause = exc.cause
-            raise ApplicationError(
-                cause.message if isinstance(cause, ApplicationError) else str(cause),
-                type=(cause.type if isinstance(cause, ApplicationError) else None)
-                or "GraphrunError", non_retryable=True) from exc
+            error = _node_error(exc)
+            raise ApplicationError(error["message"], type=error["type"],
+                                   non_retryable=True) from exc
         except (GraphrunError, ValueError) as exc:
             raise ApplicationError(str(exc), type=type(exc).__name__,
                                    non_retryable=True) from exc
@@ -379,6 +372,14 @@ class GraphWorkflow:
     def pending_interrupts(self) -> list[dict[str, Any]]:
         return [serde.interrupt_to_json(i)
                 for i in engine.pending_interrupts(self._thread.head).values()]
+
+
+def _node_error(exc: ActivityError) -> dict[str, str]:
+    """The user's error behind a failed activity: its type name and message."""
+    cause = exc.cause
+    if isinstance(cause, ApplicationError):
+        return {"type": cause.type or "Exception", "message": cause.message}
+    return {"type": type(cause).__name__, "message": str(cause)}
 
 
 def _loads(data: Any) -> Any:
