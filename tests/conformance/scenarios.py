@@ -347,21 +347,24 @@ class StepState(TypedDict):
     log: Annotated[list[str], operator.add]
 
 
+def logging_step(calls, name):
+    """A node that counts its runs and appends its name to the "log" key."""
+
+    def node(state: StepState):
+        bump(calls, name)
+        return {"log": [name]}
+
+    return node
+
+
 @scenario("static_breakpoints")
 async def static_breakpoints(driver: Driver) -> list:
     api = driver.api
     calls = counter()
 
-    def mk(name):
-        def node(state: StepState):
-            bump(calls, name)
-            return {"log": [name]}
-
-        return node
-
     b = api.StateGraph(StepState)
     for n in ("node_a", "node_b", "node_c", "node_d"):
-        b.add_node(n, mk(n))
+        b.add_node(n, logging_step(calls, n))
     b.add_edge(api.START, "node_a")
     b.add_edge("node_a", "node_b")
     b.add_edge("node_b", "node_c")
@@ -386,16 +389,9 @@ async def runtime_breakpoints(driver: Driver) -> list:
     api = driver.api
     calls = counter()
 
-    def mk(name):
-        def node(state: StepState):
-            bump(calls, name)
-            return {"log": [name]}
-
-        return node
-
     b = api.StateGraph(StepState)
     for n in ("node_a", "node_b", "node_c"):
-        b.add_node(n, mk(n))
+        b.add_node(n, logging_step(calls, n))
     b.add_edge(api.START, "node_a")
     b.add_edge("node_a", "node_b")
     b.add_edge("node_b", "node_c")
