@@ -26,7 +26,13 @@ from temporalio.common import (
     WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
-from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.contrib.pydantic import PydanticPayloadConverter
+from temporalio.converter import (
+    DataConverter,
+    DefaultFailureConverter,
+    DefaultFailureConverterWithEncodedAttributes,
+    PayloadCodec,
+)
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -40,19 +46,65 @@ from graphrun.payloads import (
 )
 from graphrun.types import INTERRUPT, Command, StateSnapshot
 
-data_converter = pydantic_data_converter
-"""The converter both sides use: pydantic models and plain JSON on the wire."""
+
+@dataclasses.dataclass(frozen=True)
+class GraphDataConverter(DataConverter):
+    """temporalio's pydantic data converter, optionally with a payload codec.
+
+    Call it to get the same converter with encryption:
+    ``data_converter(encryption={"k2": key2, "k1": key1})`` (newest key first), or
+    ``encryption=`` a ``GRAPHRUN_ENCRYPTION_KEYS``-style string or any PayloadCodec.
+    ``encryption=None`` gives the plain converter. With a codec, failure messages and
+    stack traces are encrypted as well (temporalio's encoded failure attributes). See
+    `graphrun.codec`.
+    """
+
+    def __call__(self, *, encryption: Mapping[str, bytes] | str | PayloadCodec | None = None
+                 ) -> GraphDataConverter:
+        from graphrun.codec import codec_from
+
+        codec = None if encryption is None else codec_from(encryption)
+        # With a codec, failure messages and stack traces move into the (encrypted)
+        # encoded attributes too: a node's error text may quote the state.
+        failures = (DefaultFailureConverter if codec is None
+                    else DefaultFailureConverterWithEncodedAttributes)
+        return dataclasses.replace(self, payload_codec=codec, failure_converter_class=failures)
+
+    @property
+    def encrypted(self) -> bool:
+        """True when payloads pass through a codec."""
+        return self.payload_codec is not None
+
+
+data_converter = GraphDataConverter(payload_converter_class=PydanticPayloadConverter)
+"""The converter both sides use: pydantic models and plain JSON on the wire.
+
+Also callable: ``data_converter(encryption=keys)`` is the same converter with the
+AES-GCM codec of `graphrun.codec`."""
 
 GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
 GRAPH_NAME = SearchAttributeKey.for_keyword("GraphName")
 
 
+def graphrun_converter(converter: DataConverter) -> GraphDataConverter:
+    """`converter` as graphrun needs it: graphrun's payload converter, its codec kept.
+
+    A graphrun converter (encrypting or not) is returned as it is. Any other converter
+    is replaced by graphrun's; a payload codec it had is kept, so a client that
+    encrypts never starts writing plaintext because graphrun replaced its converter.
+    """
+    if isinstance(converter, GraphDataConverter):
+        return converter
+    return data_converter(encryption=converter.payload_codec)
+
+
 def with_data_converter(client: Client) -> Client:
-    """The same connection, with graphrun's data converter."""
-    if client.data_converter is data_converter:
+    """The same connection, with graphrun's data converter (and the client's codec, if any)."""
+    converter = graphrun_converter(client.data_converter)
+    if converter is client.data_converter:
         return client
     config = client.config()
-    config["data_converter"] = data_converter
+    config["data_converter"] = converter
     return Client(**config)
 
 
@@ -114,13 +166,22 @@ class GraphClient:
                       task_queue: str = "graphrun", id_prefix: str = "",
                       tls: bool | Any = False, api_key: str | None = None,
                       max_history: int = 100, history_event_limit: int = 10_000,
+                      encryption: Mapping[str, bytes] | str | PayloadCodec | None = None,
                       **connect_options: Any) -> GraphClient:
-        """Connect to Temporal (default: $TEMPORAL_ADDRESS or localhost:7233)."""
+        """Connect to Temporal (default: $TEMPORAL_ADDRESS or localhost:7233).
+
+        Args:
+            encryption: encrypt payloads with AES-GCM: key id -> 32-byte key, newest
+                first (the newest encrypts, any decrypts), a
+                ``GRAPHRUN_ENCRYPTION_KEYS``-style string, or a PayloadCodec. None
+                (the default) sends plain JSON; the environment is not read here, use
+                ``graphrun.codec.keys_from_env()`` for that. Workers need the same keys.
+        """
         client = await Client.connect(
             target or os.environ.get("TEMPORAL_ADDRESS", "localhost:7233"),
             namespace=namespace or os.environ.get("TEMPORAL_NAMESPACE", "default"),
-            data_converter=data_converter, tls=tls or bool(api_key), api_key=api_key,
-            **connect_options)
+            data_converter=data_converter(encryption=encryption), tls=tls or bool(api_key),
+            api_key=api_key, **connect_options)
         return cls(client, task_queue=task_queue, id_prefix=id_prefix, max_history=max_history,
                    history_event_limit=history_event_limit)
 

@@ -7,7 +7,8 @@
     ├── EmptyInputError (ValueError)        nothing to run
     ├── GraphRecursionError (RecursionError) too many supersteps
     ├── NodeFailedError                     a node exhausted its retries
-    └── GraphNotFoundError (LookupError)    the worker does not serve the graph
+    ├── GraphNotFoundError (LookupError)    the worker does not serve the graph
+    └── EncryptionKeyError (ValueError)     a payload's key id is unknown, or a key is malformed
 
 `GraphInterrupt` is not an error: it is how `interrupt()` unwinds a node.
 """
@@ -72,6 +73,18 @@ class NodeFailedError(GraphrunError):
 
 class GraphNotFoundError(GraphrunError, LookupError):
     """No graph of that name is registered."""
+
+
+class EncryptionKeyError(GraphrunError, ValueError):
+    """A payload was encrypted with a key this process does not have, or a key is malformed.
+
+    `key_id` names the key (None when the problem is not about one key).
+    """
+
+    def __init__(self, message: str, *, key_id: str | None = None) -> None:
+        super().__init__(message)
+        self.key_id = key_id
+
 
 
 class GraphInterrupt(Exception):

@@ -6,12 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.converter import DataConverter
 from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from graphrun import registry
 from graphrun.activities import route_update, run_node
-from graphrun.client import data_converter, with_data_converter
+from graphrun.client import data_converter as _graphrun_data_converter
+from graphrun.client import graphrun_converter, with_data_converter
 from graphrun.workflows import GraphWorkflow
 
 
@@ -37,7 +39,10 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
     """A temporalio Worker that runs GraphWorkflow and the node activity for `graphs`.
 
     Args:
-        client: any temporalio Client; its data converter is replaced by graphrun's.
+        client: any temporalio Client; its data converter is replaced by graphrun's,
+            keeping its payload codec. To encrypt, connect with
+            ``data_converter=graphrun.client.data_converter(encryption=keys)``
+            (or use ``GraphClient.connect(..., encryption=keys).client``).
         graphs: registered name -> compiled graph. Threads find their graph by this
             name, so keep it stable across deploys.
         task_queue: the queue GraphClient starts threads on.
@@ -49,8 +54,18 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
                   workflow_runner=_runner(), **worker_options)
 
 
-def create_replayer(graphs: Mapping[str, Any], **replayer_options: Any) -> Replayer:
-    """A Replayer configured exactly like the worker, for replay tests of histories."""
+def create_replayer(graphs: Mapping[str, Any], *, data_converter: DataConverter | None = None,
+                    **replayer_options: Any) -> Replayer:
+    """A Replayer configured exactly like the worker, for replay tests of histories.
+
+    Args:
+        graphs: registered name -> compiled graph, as for `create_worker`.
+        data_converter: to replay encrypted histories, the worker's converter, e.g.
+            ``graphrun.client.data_converter(encryption=keys)``; its payload converter
+            is replaced by graphrun's and its codec kept. Default: graphrun's plain one.
+        **replayer_options: passed to temporalio's Replayer.
+    """
     _register(graphs)
-    return Replayer(workflows=[GraphWorkflow], data_converter=data_converter,
+    converter = graphrun_converter(data_converter or _graphrun_data_converter)
+    return Replayer(workflows=[GraphWorkflow], data_converter=converter,
                     workflow_runner=_runner(), **replayer_options)
