@@ -16,21 +16,31 @@ from temporalio.exceptions import ApplicationError
 from graphrun import registry, serde
 from graphrun.channels import MISSING
 from graphrun.checkpoint import TaskCall
+from graphrun.errors import UndeclaredTypeError
 from graphrun.payloads import NodeCall, NodeResult, UpdateCall
 from graphrun.runner import HEARTBEAT, arun_task, node_writes, run_task
+
+
+def _refuse(what: str, exc: Exception) -> ApplicationError:
+    return ApplicationError(f"{what}: {exc}", type=type(exc).__name__, non_retryable=True)
 
 
 @activity.defn(name="run_node")
 async def run_node(call: NodeCall) -> NodeResult:
     spec = registry.lookup(call.graph).spec
     node = spec.nodes[call.node]
-    task_call = TaskCall(
-        task=serde.loads(call.task), resume=serde.loads(call.resume),
-        null_resume=serde.loads(call.null_resume) if call.has_null_resume else MISSING,
-        nested=serde.loads(call.nested))
-    config: dict[str, Any] = serde.loads(call.config) or {}
+    types = spec.types  # decoding builds the graph's declared classes and nothing else
+    try:
+        task_call = TaskCall(
+            task=serde.loads(call.task, types), resume=serde.loads(call.resume, types),
+            null_resume=(serde.loads(call.null_resume, types) if call.has_null_resume
+                         else MISSING),
+            nested=serde.loads(call.nested, types))
+        config: dict[str, Any] = serde.loads(call.config, types) or {}
+        resume_map = serde.loads(call.resume_map, types)
+    except (UndeclaredTypeError, ValueError) as exc:
+        raise _refuse(f"node '{call.node}' input refused", exc) from None
     config["configurable"] = {**config.get("configurable", {}), "thread_id": call.thread_id}
-    resume_map = serde.loads(call.resume_map)
     loop = asyncio.get_running_loop()
     # Sync nodes run in a worker thread; heartbeats must be sent from the loop's thread.
     def send(*details: Any) -> None:
@@ -43,16 +53,19 @@ async def run_node(call: NodeCall) -> NodeResult:
         result = await asyncio.to_thread(run_task, spec, task_call, config,
                                          resume_map=resume_map)
     if result.exception is not None:
-        exc = result.exception
+        error = result.exception
         policy = node.retry_policy
-        retry = policy is not None and policy.should_retry(exc)
-        raise ApplicationError(str(exc), type=type(exc).__name__,
-                               non_retryable=not retry) from exc
-    return NodeResult(
-        writes=serde.dumps(result.writes), update=serde.dumps(result.update),
-        interrupts=[serde.interrupt_to_json(i) for i in result.interrupts],
-        resume=serde.dumps(result.resume), nested=serde.dumps(result.nested),
-        invalid_resume=result.invalid_resume)
+        retry = policy is not None and policy.should_retry(error)
+        raise ApplicationError(str(error), type=type(error).__name__,
+                               non_retryable=not retry) from error
+    try:  # what the workflow could not read back is refused here, where it is written
+        return NodeResult(
+            writes=serde.dumps(result.writes, types), update=serde.dumps(result.update, types),
+            interrupts=[serde.interrupt_to_json(i) for i in result.interrupts],
+            resume=serde.dumps(result.resume, types), nested=serde.dumps(result.nested, types),
+            invalid_resume=result.invalid_resume)
+    except (UndeclaredTypeError, TypeError) as exc:
+        raise _refuse(f"node '{call.node}' wrote a value it cannot store", exc) from None
 
 
 @activity.defn(name="route_update")
@@ -60,6 +73,11 @@ async def route_update(call: UpdateCall) -> NodeResult:
     """`update_state` as a node with routing functions: they are user code, so run here."""
     spec = registry.lookup(call.graph).spec
     config = {"configurable": {"thread_id": call.thread_id}}
-    writes, update = await asyncio.to_thread(
-        node_writes, spec, call.node, serde.loads(call.values), serde.loads(call.state), config)
+    try:
+        values, current = serde.loads(call.values, spec.types), serde.loads(call.state,
+                                                                            spec.types)
+    except (UndeclaredTypeError, ValueError) as exc:
+        raise _refuse("update_state values refused", exc) from None
+    writes, update = await asyncio.to_thread(node_writes, spec, call.node, values, current,
+                                             config)
     return NodeResult(writes=serde.dumps(writes), update=serde.dumps(update))

@@ -59,7 +59,7 @@ def untag(v: Any) -> Any:
         return {str(untag(k)): untag(x) for k, x in v["items"]}
     if tag == "interrupt":
         return {"id": v["id"], "value": untag(v["value"])}
-    if tag in ("tuple", "set", "namedtuple", "model", "dataclass", "enum", "datetime",
+    if tag in ("tuple", "set", "namedtuple", "model", "dataclass", "enum", "datetime", "float",
                "date", "timedelta", "bytes"):
         return untag(v["v"])
     if tag == "missing":

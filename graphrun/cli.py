@@ -257,7 +257,7 @@ async def _query(gc: Any, conn: Connection, thread: str, name: str, *args: Any) 
 # -- commands ------------------------------------------------------------------------
 async def cmd_invoke(args: argparse.Namespace) -> int:
     from graphrun import errors
-    from graphrun.types import INTERRUPT, Command
+    from graphrun.types import Command
 
     if args.resume is not None:
         payload: Any = Command(resume=parse_json_arg(args.resume, "--resume",
@@ -271,7 +271,9 @@ async def cmd_invoke(args: argparse.Namespace) -> int:
     remote = gc.graph(args.graph)
     config = {"configurable": {"thread_id": args.thread}}
     try:
-        out = await asyncio.wait_for(remote.ainvoke(payload, config), args.timeout)
+        # The CLI has none of the graph's classes: it shows the result as plain JSON.
+        result = await asyncio.wait_for(remote._run(payload, config, {}), args.timeout)
+        remote.raise_failure(result)
     except TimeoutError:
         raise _no_worker(conn, f"graph {args.graph!r} did not pause or finish within "
                                f"{args.timeout:g}s") from None
@@ -279,8 +281,8 @@ async def cmd_invoke(args: argparse.Namespace) -> int:
         raise CLIError(f"thread {args.thread!r}: {exc}") from exc
     except errors.GraphrunError as exc:
         raise CLIError(f"{type(exc).__name__}: {exc}") from exc
-    interrupts = [{"id": i.id, "value": plain(i.value)} for i in out.pop(INTERRUPT, [])]
-    values = plain(out)
+    interrupts = [{"id": i["id"], "value": untag(i["value"])} for i in result.interrupts]
+    values = untag(result.values) or {}
     snap = await _query(gc, conn, args.thread, "get_state", None)
     status = snap.get("status") or ("interrupted" if interrupts else "done")
     next_nodes = list(snap.get("next") or [])

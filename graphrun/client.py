@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from temporalio.client import (
@@ -36,7 +36,8 @@ from temporalio.converter import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from graphrun import errors, serde
+from graphrun import errors, registry, serde
+from graphrun.declared import DeclaredTypes
 from graphrun.payloads import (
     InvokeRequest,
     ResumeSignal,
@@ -44,6 +45,7 @@ from graphrun.payloads import (
     StartRequest,
     ThreadResult,
 )
+from graphrun.serde import InputLimits
 from graphrun.types import INTERRUPT, Command, StateSnapshot
 
 
@@ -125,6 +127,8 @@ _ERRORS: dict[str, type[Exception]] = {
     "EmptyInputError": errors.EmptyInputError,
     "GraphRecursionError": errors.GraphRecursionError,
     "GraphNotFoundError": errors.GraphNotFoundError,
+    "UndeclaredTypeError": errors.UndeclaredTypeError,
+    "InputLimitError": errors.InputLimitError,
     "RuntimeError": RuntimeError,
     "ValueError": ValueError,
 }
@@ -143,7 +147,8 @@ class GraphClient:
 
     def __init__(self, client: Client, *, task_queue: str = "graphrun",
                  id_prefix: str = "", max_history: int = 100,
-                 history_event_limit: int = 10_000, search_attributes: bool = True) -> None:
+                 history_event_limit: int = 10_000, search_attributes: bool = True,
+                 types: Iterable[type] = (), limits: InputLimits | None = None) -> None:
         """Args:
             client: any temporalio Client (graphrun sets its own data converter).
             task_queue: where the graphrun worker listens.
@@ -153,7 +158,13 @@ class GraphClient:
                 many events (or when Temporal suggests it), carrying the checkpoints.
             search_attributes: keep GraphStatus/GraphName current; turn off only for
                 a namespace where they cannot be registered (the time-skipping server).
+            types: classes this client may rebuild from thread data (state, answers).
+                A graph registered in this process (a worker here) adds its declared
+                types; any other class named by data is refused, never imported.
+            limits: the largest input, answer or update this client sends.
         """
+        self.types = DeclaredTypes(types)
+        self.limits = limits or InputLimits()
         self.search_attributes = search_attributes
         self.client = with_data_converter(client)
         self.task_queue = task_queue
@@ -194,8 +205,10 @@ class GraphClient:
     async def resume(self, thread_id: str, value: Any, interrupt_id: str | None = None) -> None:
         """Answer a paused thread by signal (fire and forget)."""
         payload = {interrupt_id: value} if interrupt_id else value
+        data = serde.dumps(payload)
+        self.limits.check(data, "the resume value")
         handle = self.client.get_workflow_handle(self.workflow_id(thread_id))
-        await handle.signal("resume", ResumeSignal(resume=serde.dumps(payload)))
+        await handle.signal("resume", ResumeSignal(resume=data))
 
     async def list_threads(self, *, status: str | None = None, graph: str | None = None,
                            limit: int = 100) -> list[ThreadInfo]:
@@ -235,11 +248,22 @@ class RemoteGraph:
         self.gc = gc
         self.name = name
 
+    @property
+    def types(self) -> DeclaredTypes:
+        """The classes results are rebuilt into: the client's, and the graph's if served here."""
+        graph = registry.find(self.name)
+        return self.gc.types | (graph.spec.types if graph is not None else ())
+
+    def _send(self, value: Any, what: str) -> Any:
+        data = serde.dumps(value)
+        self.gc.limits.check(data, what)
+        return data
+
     async def _run(self, input: Any, config: Mapping[str, Any] | None,
                    options: Mapping[str, Any], *, stream: bool = False) -> RunResult:
         tid = _thread_id(config)
         configurable = dict((config or {}).get("configurable") or {})
-        req = InvokeRequest(input=serde.dumps(input),
+        req = InvokeRequest(input=self._send(input, "the input"),
                             checkpoint_id=configurable.pop("checkpoint_id", None),
                             config={"configurable": serde.dumps(configurable),
                                     **({"recursion_limit": config["recursion_limit"]}
@@ -316,16 +340,21 @@ class RemoteGraph:
         return result.thread
 
     @staticmethod
-    def _output(result: RunResult) -> dict[str, Any]:
+    def raise_failure(result: RunResult) -> None:
+        """Raise the graphrun error of a run that failed."""
         if result.status == "failed" and result.error:
             e = result.error
             if e.get("type") == "NodeFailedError":
                 raise errors.NodeFailedError(e.get("node", "?"), e.get("error_type", ""),
                                              e.get("error_message", ""))
             raise _ERRORS.get(e.get("type", ""), errors.GraphrunError)(e.get("message", ""))
-        out: dict[str, Any] = serde.loads(result.values) or {}
+
+    def _output(self, result: RunResult) -> dict[str, Any]:
+        self.raise_failure(result)
+        types = self.types
+        out: dict[str, Any] = serde.loads(result.values, types) or {}
         if result.interrupts:
-            out[INTERRUPT] = [serde.interrupt_from_json(i) for i in result.interrupts]
+            out[INTERRUPT] = [serde.interrupt_from_json(i, types) for i in result.interrupts]
         return out
 
     async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None,
@@ -347,7 +376,7 @@ class RemoteGraph:
         result = await self._run(input, config, options, stream=True)
         modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
         out = self._output(result)
-        for mode, payload in serde.loads(result.events):
+        for mode, payload in serde.loads(result.events, self.types):
             if mode in modes:
                 yield payload if len(modes) == 1 else (mode, payload)
         del out
@@ -365,7 +394,7 @@ class RemoteGraph:
                     "thread_id": tid}}, metadata=None, created_at=None, parent_config=None,
                     tasks=())
             raise
-        snapshot: StateSnapshot = serde.snapshot_from_json(data)
+        snapshot: StateSnapshot = serde.snapshot_from_json(data, self.types)
         return snapshot
 
     async def aget_state_history(self, config: Mapping[str, Any], *, limit: int | None = None,
@@ -374,8 +403,9 @@ class RemoteGraph:
         tid = _thread_id(config)
         bid = ((before or {}).get("configurable") or {}).get("checkpoint_id")
         handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(tid))
+        types = self.types
         for item in await handle.query("get_state_history", args=[limit, bid]):
-            yield serde.snapshot_from_json(item)
+            yield serde.snapshot_from_json(item, types)
 
     async def aupdate_state(self, config: Mapping[str, Any], values: Any,
                             as_node: str | None = None) -> dict[str, Any]:
@@ -384,7 +414,8 @@ class RemoteGraph:
         handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(tid))
         try:
             new_id = await handle.execute_update(
-                "update_state", args=[serde.dumps(values), as_node, cid], result_type=str)
+                "update_state", args=[self._send(values, "update_state values"), as_node, cid],
+                result_type=str)
         except WorkflowUpdateFailedError as exc:
             raise _translate(exc) from exc
         return {"configurable": {"thread_id": tid, "checkpoint_ns": "", "checkpoint_id": new_id}}

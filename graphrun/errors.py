@@ -8,6 +8,8 @@
     ├── GraphRecursionError (RecursionError) too many supersteps
     ├── NodeFailedError                     a node exhausted its retries
     ├── GraphNotFoundError (LookupError)    the worker does not serve the graph
+    ├── UndeclaredTypeError (ValueError)    data names a class the graph did not declare
+    ├── InputLimitError (ValueError)        an input or answer is too large or too deep
     └── EncryptionKeyError (ValueError)     a payload's key id is unknown, or a key is malformed
 
 `GraphInterrupt` is not an error: it is how `interrupt()` unwinds a node.
@@ -85,6 +87,27 @@ class EncryptionKeyError(GraphrunError, ValueError):
         super().__init__(message)
         self.key_id = key_id
 
+
+class UndeclaredTypeError(GraphrunError, ValueError):
+    """Data names a class the graph did not declare; nothing was built or called.
+
+    Decoding builds only the classes reachable from the graph's schemas, those
+    given to `compile(types=[...])` and LangChain's message classes.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+    @classmethod
+    def naming(cls, path: str, action: str = "rebuild") -> UndeclaredTypeError:
+        return cls(f"refused to {action} a value of type {path!r}: the graph does not declare "
+                   f"it. Declare it in the state schema, or pass it to compile(types=[...]) "
+                   f"(and, for a client that reads it, GraphClient(types=[...])).", path=path)
+
+
+class InputLimitError(GraphrunError, ValueError):
+    """An input, answer or update is larger or nested deeper than the limit allows."""
 
 
 class GraphInterrupt(Exception):

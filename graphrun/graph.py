@@ -24,6 +24,7 @@ from graphrun.channels import (
     NamedBarrierValue,
     Topic,
 )
+from graphrun.declared import NO_TYPES, DeclaredTypes, input_annotation, reachable
 from graphrun.errors import GraphValidationError, InvalidUpdateError
 from graphrun.types import END, START, TASKS, RetryPolicy
 
@@ -102,6 +103,17 @@ def _arity(fn: Callable[..., Any]) -> int:
         return 2  # builtins such as operator.add
 
 
+def _declared(schemas: Sequence[Any], extra: Iterable[type]) -> DeclaredTypes:
+    classes: list[type] = []
+    for s in schemas:
+        classes += list(s) if isinstance(s, DeclaredTypes) else reachable(s)
+    for t in extra:
+        if not isinstance(t, type):
+            raise GraphValidationError(f"compile(types=...) takes classes, got {t!r:.80}.")
+        classes += [t, *reachable(t)]
+    return DeclaredTypes(classes)
+
+
 class StateGraph:
     """A graph whose nodes read and update a shared state.
 
@@ -127,6 +139,7 @@ class StateGraph:
     def __init__(self, state_schema: Any, context_schema: Any = None, *,
                  input_schema: Any = None, output_schema: Any = None) -> None:
         self.state_schema = state_schema
+        self.schemas = [state_schema, input_schema, output_schema]  # for declared types
         self.fields = _state_fields(state_schema)
         self.input_keys = list(_state_fields(input_schema)) if input_schema else list(self.fields)
         self.output_keys = (list(_state_fields(output_schema)) if output_schema
@@ -170,6 +183,8 @@ class StateGraph:
         from graphrun.local import CompiledStateGraph  # the compiled graph lives there
 
         is_sub = isinstance(action, CompiledStateGraph)
+        self.schemas.append(action.spec.types if isinstance(action, CompiledStateGraph) else
+                            kwargs.get("input_schema") or input_annotation(action))
         self.nodes[node] = NodeSpec(
             name=node, fn=action, retry_policy=retry_policy, metadata=dict(metadata or {}),
             timeout=timeout, heartbeat_timeout=heartbeat_timeout, local=local,
@@ -279,7 +294,7 @@ class StateGraph:
                 interrupt_before: Sequence[str] | str | None = None,
                 interrupt_after: Sequence[str] | str | None = None,
                 strict_resume: bool = True, local_activities: bool = False,
-                debug: bool = False, **_: Any) -> Any:
+                types: Iterable[type] = (), debug: bool = False, **_: Any) -> Any:
         """Validate the graph and return a runnable `CompiledStateGraph`.
 
         Args:
@@ -291,6 +306,9 @@ class StateGraph:
                 them); pass False to keep LangGraph's leniency.
             local_activities: on Temporal, run every node as a local activity (for
                 graphs of short nodes); `add_node(..., local=...)` overrides it per node.
+            types: classes the graph's data may hold beyond those its schemas declare
+                (e.g. a model stored in an `Any` field, or sent as an answer). On
+                Temporal, data is decoded into declared classes only.
         """
         before = [interrupt_before] if isinstance(interrupt_before, str) else list(
             interrupt_before or [])
@@ -299,7 +317,7 @@ class StateGraph:
         self.validate([*before, *after])
         spec = GraphSpec.build(self, name=name or "LangGraph", interrupt_before=before,
                                interrupt_after=after, strict_resume=strict_resume,
-                               local_activities=local_activities)
+                               local_activities=local_activities, types=types)
         from graphrun.local import CompiledStateGraph
 
         return CompiledStateGraph(spec, checkpointer=checkpointer)
@@ -324,11 +342,12 @@ class GraphSpec:
     state_keys: tuple[str, ...]
     input_keys: tuple[str, ...]
     output_keys: tuple[str, ...]
+    types: DeclaredTypes = NO_TYPES  # the classes its data may be decoded into
 
     @classmethod
     def build(cls, b: StateGraph, *, name: str, interrupt_before: Sequence[str],
               interrupt_after: Sequence[str], strict_resume: bool,
-              local_activities: bool = False) -> GraphSpec:
+              local_activities: bool = False, types: Iterable[type] = ()) -> GraphSpec:
         channels: dict[str, Channel] = {k: _channel_for(k, t) for k, t in b.fields.items()}
         channels[START] = EphemeralValue(START)
         channels[TASKS] = Topic(TASKS)
@@ -356,7 +375,8 @@ class GraphSpec:
             interrupt_before=tuple(interrupt_before), interrupt_after=tuple(interrupt_after),
             strict_resume=strict_resume, local_activities=local_activities,
             state_keys=tuple(b.fields),
-            input_keys=tuple(b.input_keys), output_keys=tuple(b.output_keys))
+            input_keys=tuple(b.input_keys), output_keys=tuple(b.output_keys),
+            types=_declared(b.schemas, types))
 
     # -- reading and writing state ------------------------------------------
     def update_to_writes(self, node: str, update: Any) -> list[tuple[str, Any]]:

@@ -9,8 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 from graphrun.errors import GraphNotFoundError
+from graphrun.serde import InputLimits
 
 _GRAPHS: dict[str, Any] = {}
+_LIMITS: list[InputLimits] = [InputLimits()]
+
+
+def set_limits(limits: InputLimits) -> None:
+    """The input limits this process's workflows enforce (see `create_worker`)."""
+    _LIMITS[0] = limits
+
+
+def limits() -> InputLimits:
+    return _LIMITS[0]
 
 
 def register(name: str, graph: Any) -> None:
@@ -24,3 +35,8 @@ def lookup(name: str) -> Any:
         raise GraphNotFoundError(
             f"Graph {name!r} not registered on this worker. Registered: {sorted(_GRAPHS)}. "
             f"Pass it to create_worker(graphs={{{name!r}: graph}}).") from None
+
+
+def find(name: str) -> Any:
+    """The graph registered as `name` in this process, or None."""
+    return _GRAPHS.get(name)

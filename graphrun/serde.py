@@ -11,53 +11,55 @@ from __future__ import annotations
 import base64
 import dataclasses
 import enum
-import importlib
+import json
+import math
 from datetime import date, datetime, timedelta
 from typing import Any
 
 from graphrun.channels import MISSING
+from graphrun.checkpoint import Checkpoint, Task, Thread
+from graphrun.declared import NO_TYPES, DeclaredTypes, is_model, is_namedtuple, type_path
+from graphrun.errors import UndeclaredTypeError
 from graphrun.types import Command, Interrupt, PendingTask, Send
 
 TAG = "__gr"
+MAX_DECODE_DEPTH = 500  # far above any limit on input; keeps decoding off Python's stack limit
+# graphrun's own plain-data classes that travel tagged as dataclasses.
+_OWN_TYPES = DeclaredTypes([Checkpoint, Task, Thread])
+_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
-def _path(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
+def dumps(v: Any, types: DeclaredTypes | None = None) -> Any:
+    """Encode to JSON-able data.
 
-
-def _load(path: str) -> Any:
-    module, _, qual = path.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in qual.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def dumps(v: Any) -> Any:
-    """Encode to JSON-able data."""
-    if v is None or isinstance(v, (bool, int, float, str)):
+    With `types`, a model, dataclass, enum or NamedTuple whose class is not in
+    it is refused here, where it is written, rather than where it is read.
+    """
+    if v is None or isinstance(v, (bool, int, str)):
         return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else {TAG: "float", "v": repr(v)}
     if isinstance(v, list):
-        return [dumps(x) for x in v]
+        return [dumps(x, types) for x in v]
     if isinstance(v, dict):
         if all(isinstance(k, str) for k in v) and TAG not in v:
-            return {k: dumps(x) for k, x in v.items()}
-        return {TAG: "dict", "items": [[dumps(k), dumps(x)] for k, x in v.items()]}
+            return {k: dumps(x, types) for k, x in v.items()}
+        return {TAG: "dict", "items": [[dumps(k, types), dumps(x, types)] for k, x in v.items()]}
     if v is MISSING:
         return {TAG: "missing"}
     if isinstance(v, tuple) and not hasattr(v, "_fields"):
-        return {TAG: "tuple", "v": [dumps(x) for x in v]}
+        return {TAG: "tuple", "v": [dumps(x, types) for x in v]}
     if isinstance(v, (set, frozenset)):
-        return {TAG: "set", "v": [dumps(x) for x in sorted(v, key=repr)]}
+        return {TAG: "set", "v": [dumps(x, types) for x in sorted(v, key=repr)]}
     if isinstance(v, Send):
-        return {TAG: "send", "node": v.node, "arg": dumps(v.arg)}
+        return {TAG: "send", "node": v.node, "arg": dumps(v.arg, types)}
     if isinstance(v, Interrupt):
         return {TAG: "interrupt", **interrupt_to_json(v)}
     if isinstance(v, Command):
-        return {TAG: "command", "graph": v.graph, "update": dumps(v.update),
-                "resume": dumps(v.resume), "goto": dumps(v.goto)}
+        return {TAG: "command", "graph": v.graph, "update": dumps(v.update, types),
+                "resume": dumps(v.resume, types), "goto": dumps(v.goto, types)}
     if isinstance(v, PendingTask):
-        return {TAG: "pending", **{f.name: dumps(getattr(v, f.name))
+        return {TAG: "pending", **{f.name: dumps(getattr(v, f.name), types)
                                    for f in dataclasses.fields(v)}}
     if isinstance(v, datetime):
         return {TAG: "datetime", "v": v.isoformat()}
@@ -67,64 +69,129 @@ def dumps(v: Any) -> Any:
         return {TAG: "timedelta", "v": v.total_seconds()}
     if isinstance(v, bytes):
         return {TAG: "bytes", "v": base64.b64encode(v).decode()}
+    cls = type(v)
+    if types is not None and cls not in _OWN_TYPES and (isinstance(v, enum.Enum) or is_model(cls) or is_namedtuple(cls)
+                              or dataclasses.is_dataclass(v)) and cls not in types:
+        raise UndeclaredTypeError.naming(type_path(cls), "store")
     if isinstance(v, enum.Enum):
-        return {TAG: "enum", "cls": _path(type(v)), "v": dumps(v.value)}
-    if hasattr(v, "model_dump") and hasattr(type(v), "model_validate"):
-        return {TAG: "model", "cls": _path(type(v)), "v": v.model_dump(mode="json")}
+        return {TAG: "enum", "cls": type_path(cls), "v": dumps(v.value, types)}
+    if is_model(cls):
+        # Python mode keeps NaN, inf and nested types, which JSON mode turns into None or str.
+        return {TAG: "model", "cls": type_path(cls), "v": dumps(v.model_dump(), types)}
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return {TAG: "dataclass", "cls": _path(type(v)),
-                "v": {f.name: dumps(getattr(v, f.name)) for f in dataclasses.fields(v)
+        return {TAG: "dataclass", "cls": type_path(cls),
+                "v": {f.name: dumps(getattr(v, f.name), types) for f in dataclasses.fields(v)
                       if f.init}}
-    if hasattr(v, "_fields"):  # NamedTuple
-        return {TAG: "namedtuple", "cls": _path(type(v)), "v": [dumps(x) for x in v]}
+    if is_namedtuple(cls):
+        return {TAG: "namedtuple", "cls": type_path(cls), "v": [dumps(x, types) for x in v]}
     raise TypeError(
-        f"cannot store a value of type {type(v).__module__}.{type(v).__qualname__} in graph "
+        f"cannot store a value of type {cls.__module__}.{cls.__qualname__} in graph "
         f"state: {v!r:.80}. Use JSON data, a pydantic model or a dataclass.")
 
 
-def loads(v: Any) -> Any:
-    """Decode what `dumps` made."""
+def loads(v: Any, types: DeclaredTypes = NO_TYPES) -> Any:
+    """Decode what `dumps` made, building only the classes in `types`.
+
+    A tagged value naming any other class raises `UndeclaredTypeError`: the
+    class path in the data is looked up in `types`, never imported or called.
+    Malformed data raises `ValueError`.
+    """
+    try:
+        return _loads(v, types, 0)
+    except (UndeclaredTypeError, ValueError):
+        raise
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"malformed graph data: {type(exc).__name__}: {exc}") from None
+
+
+def _loads(v: Any, types: DeclaredTypes, depth: int) -> Any:
+    if depth > MAX_DECODE_DEPTH:
+        raise ValueError(f"graph data is nested deeper than {MAX_DECODE_DEPTH} levels")
+    d = depth + 1
     if isinstance(v, list):
-        return [loads(x) for x in v]
+        return [_loads(x, types, d) for x in v]
     if not isinstance(v, dict):
         return v
     tag = v.get(TAG)
     if tag is None:
-        return {k: loads(x) for k, x in v.items()}
+        return {k: _loads(x, types, d) for k, x in v.items()}
+    if tag == "float":
+        if v.get("v") not in _NON_FINITE:
+            raise ValueError(f"malformed float in graph data: {v.get('v')!r:.40}")
+        return _NON_FINITE[v["v"]]
     if tag == "dict":
-        return {loads(k): loads(x) for k, x in v["items"]}
+        return {_loads(k, types, d): _loads(x, types, d) for k, x in v["items"]}
     if tag == "missing":
         return MISSING
     if tag == "tuple":
-        return tuple(loads(x) for x in v["v"])
+        return tuple(_loads(x, types, d) for x in v["v"])
     if tag == "set":
-        return {loads(x) for x in v["v"]}
+        return {_loads(x, types, d) for x in v["v"]}
     if tag == "send":
-        return Send(v["node"], loads(v["arg"]))
+        return Send(str(v["node"]), _loads(v["arg"], types, d))
     if tag == "interrupt":
-        return interrupt_from_json(v)
+        return _interrupt(v, types, d)
     if tag == "command":
-        return Command(graph=v["graph"], update=loads(v["update"]), resume=loads(v["resume"]),
-                       goto=loads(v["goto"]))
+        return Command(graph=v["graph"], update=_loads(v["update"], types, d),
+                       resume=_loads(v["resume"], types, d), goto=_loads(v["goto"], types, d))
     if tag == "pending":
-        return PendingTask(**{k: loads(x) for k, x in v.items() if k != TAG})
+        fields = {f.name for f in dataclasses.fields(PendingTask)}
+        return PendingTask(**{k: _loads(x, types, d) for k, x in v.items() if k in fields})
     if tag == "datetime":
         return datetime.fromisoformat(v["v"])
     if tag == "date":
         return date.fromisoformat(v["v"])
     if tag == "timedelta":
-        return timedelta(seconds=v["v"])
+        return timedelta(seconds=float(v["v"]))
     if tag == "bytes":
         return base64.b64decode(v["v"])
-    if tag == "enum":
-        return _load(v["cls"])(loads(v["v"]))
-    if tag == "model":
-        return _load(v["cls"]).model_validate(v["v"])
-    if tag == "dataclass":
-        return _load(v["cls"])(**{k: loads(x) for k, x in v["v"].items()})
-    if tag == "namedtuple":
-        return _load(v["cls"])(*(loads(x) for x in v["v"]))
-    raise ValueError(f"unknown tag {tag!r} in stored graph data")
+    if tag in _CLASS_TAGS:
+        return _build(tag, v, types, d)
+    raise ValueError(f"unknown tag {tag!r:.40} in stored graph data")
+
+
+def _build(tag: str, v: dict[str, Any], types: DeclaredTypes, depth: int) -> Any:
+    path = v.get("cls")
+    cls = (types.get(path) or _OWN_TYPES.get(path)) if isinstance(path, str) else None
+    if cls is None or not _CLASS_TAGS[tag](cls):
+        raise UndeclaredTypeError.naming(str(path)[:200])
+    value = _loads(v["v"], types, depth)
+    try:
+        if tag == "enum":
+            return cls(value)
+        if tag == "model":
+            return cls.model_validate(value)  # type: ignore[attr-defined]
+        if tag == "dataclass":
+            return cls(**value)
+        return cls(*value)
+    except Exception as exc:
+        raise ValueError(f"stored {tag} {path} could not be rebuilt: {exc}"[:500]) from None
+
+
+_CLASS_TAGS: dict[str, Any] = {
+    "enum": lambda c: issubclass(c, enum.Enum),
+    "model": is_model,
+    "dataclass": dataclasses.is_dataclass,
+    "namedtuple": is_namedtuple,
+}
+
+
+def depth_of(v: Any) -> int:
+    """How deeply plain JSON data nests (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(v, 0)]
+    while stack:
+        x, level = stack.pop()
+        if isinstance(x, dict):
+            x = list(x.values())
+        if isinstance(x, list):
+            deepest = max(deepest, level + 1)
+            stack.extend((y, level + 1) for y in x)
+    return deepest
+
+
+def size_of(v: Any) -> int:
+    """Bytes of plain JSON data as it is written to history."""
+    return len(json.dumps(v, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 # -- checkpoints and threads ------------------------------------------------------
@@ -132,10 +199,11 @@ def checkpoint_to_json(c: Any) -> dict[str, Any]:
     return {f.name: dumps(getattr(c, f.name)) for f in dataclasses.fields(c)}
 
 
-def checkpoint_from_json(d: dict[str, Any]) -> Any:
-    from graphrun.checkpoint import Checkpoint
+def checkpoint_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> Any:
 
-    c = Checkpoint(**{k: loads(v) for k, v in d.items()})
+
+    fields = {f.name for f in dataclasses.fields(Checkpoint)}
+    c = Checkpoint(**{k: loads(v, types) for k, v in d.items() if k in fields})
     c.null_writes = [(w[0], w[1]) for w in c.null_writes]
     for p in c.pending.values():
         p.writes = [(w[0], w[1]) for w in p.writes]
@@ -147,11 +215,17 @@ def thread_to_json(t: Any) -> dict[str, Any]:
             "checkpoints": [checkpoint_to_json(c) for c in t.checkpoints]}
 
 
-def thread_from_json(d: dict[str, Any]) -> Any:
-    from graphrun.checkpoint import Thread
+def thread_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> Any:
+    """A thread from stored data; raises UndeclaredTypeError or ValueError, never builds
+    a class that `types` does not hold."""
 
-    return Thread(thread_id=d["thread_id"], seq=d["seq"], max_history=d.get("max_history"),
-                  checkpoints=[checkpoint_from_json(c) for c in d["checkpoints"]])
+
+    try:
+        return Thread(thread_id=str(d["thread_id"]), seq=int(d["seq"]),
+                      max_history=d.get("max_history"),
+                      checkpoints=[checkpoint_from_json(c, types) for c in d["checkpoints"]])
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"malformed thread data: {type(exc).__name__}: {exc}") from None
 
 
 # -- snapshots ------------------------------------------------------------------
@@ -162,10 +236,15 @@ def interrupt_to_json(i: Interrupt) -> dict[str, Any]:
     return out
 
 
-def interrupt_from_json(d: dict[str, Any]) -> Interrupt:
-    return Interrupt(value=loads(d["value"]), id=d["id"],
+def interrupt_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> Interrupt:
+    return loads({**d, TAG: "interrupt"}, types)  # type: ignore[no-any-return]
+
+
+def _interrupt(d: dict[str, Any], types: DeclaredTypes, depth: int) -> Interrupt:
+    return Interrupt(value=_loads(d["value"], types, depth), id=str(d["id"]),
                      response_schema=d.get("response_schema"), timeout=d.get("timeout"),
-                     default=loads(d.get("default")), has_default=d.get("has_default", False))
+                     default=_loads(d.get("default"), types, depth),
+                     has_default=bool(d.get("has_default", False)))
 
 
 def snapshot_to_json(s: Any) -> dict[str, Any]:
@@ -184,7 +263,7 @@ def snapshot_to_json(s: Any) -> dict[str, Any]:
     }
 
 
-def snapshot_from_json(d: dict[str, Any]) -> Any:
+def snapshot_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> Any:
     from graphrun.errors import NodeFailedError
     from graphrun.types import PregelTask, StateSnapshot
 
@@ -192,9 +271,40 @@ def snapshot_from_json(d: dict[str, Any]) -> Any:
         id=t["id"], name=t["name"], path=tuple(t["path"]),
         error=NodeFailedError(t["name"], t["error"]["type"], t["error"]["message"])
         if t.get("error") else None,
-        interrupts=tuple(interrupt_from_json(i) for i in t["interrupts"]),
-        result=loads(t.get("result"))) for t in d["tasks"])
-    return StateSnapshot(values=loads(d["values"]), next=tuple(d["next"]), config=d["config"],
-                         metadata=loads(d["metadata"]), created_at=d["created_at"],
-                         parent_config=d["parent_config"], tasks=tasks,
-                         interrupts=tuple(interrupt_from_json(i) for i in d["interrupts"]))
+        interrupts=tuple(interrupt_from_json(i, types) for i in t["interrupts"]),
+        result=loads(t.get("result"), types)) for t in d["tasks"])
+    return StateSnapshot(values=loads(d["values"], types), next=tuple(d["next"]),
+                         config=d["config"], metadata=loads(d["metadata"], types),
+                         created_at=d["created_at"], parent_config=d["parent_config"],
+                         tasks=tasks,
+                         interrupts=tuple(interrupt_from_json(i, types)
+                                          for i in d["interrupts"]))
+
+
+# -- limits on what enters history ------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class InputLimits:
+    """The largest input, answer or update a thread takes, as typed JSON.
+
+    Checked by the client before it sends and by the workflow before it keeps
+    anything (an update's validator, the resume signal's handler).
+    """
+
+    max_bytes: int = 1_000_000
+    max_depth: int = 64
+
+    def check(self, data: Any, what: str) -> None:
+        from graphrun.errors import InputLimitError
+
+        depth = depth_of(data)
+        if depth > self.max_depth:
+            raise InputLimitError(
+                f"{what} is nested {depth} levels deep; the limit is {self.max_depth}. "
+                f"Flatten it, or raise the limit (GraphClient(limits=...) and "
+                f"create_worker(limits=...)).")
+        size = size_of(data)
+        if size > self.max_bytes:
+            raise InputLimitError(
+                f"{what} is {size:,} bytes as JSON; the limit is {self.max_bytes:,}. Send a "
+                f"reference (a URL or an id) instead, or raise the limit (GraphClient("
+                f"limits=...) and create_worker(limits=...)).")

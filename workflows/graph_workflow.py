@@ -21,7 +21,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from graphrun import engine, registry, serde, state
     from graphrun.channels import MISSING
-    from graphrun.errors import GraphrunError, InvalidResumeError
+    from graphrun.errors import GraphrunError, InvalidResumeError, UndeclaredTypeError
     from graphrun.graph import GraphSpec, NodeSpec
     from graphrun.payloads import (
         InvokeRequest,
@@ -51,6 +51,7 @@ class _Invocation:
     stream: bool = False
     interrupt_before: list[str] | None = None
     interrupt_after: list[str] | None = None
+    refusal: Exception | None = None  # refused on arrival; answered in turn
 
 
 @workflow.defn(name="GraphWorkflow")
@@ -60,17 +61,26 @@ class GraphWorkflow:
         self._req = req
         self._graph = registry.lookup(req.graph)
         self._spec: GraphSpec = self._graph.spec
-        self._thread = (serde.thread_from_json(req.thread) if req.thread
-                        else engine.Thread(thread_id=req.thread_id))
-        self._thread.max_history = req.max_history
+        self._thread = engine.Thread(thread_id=req.thread_id)
+        self._status = "done" if req.thread else "running"
         self._inbox: list[_Invocation] = []
         self._results: dict[int, RunResult] = {}
         self._count = 0
         self._busy = False
-        self._status = "done" if req.thread else "running"
         self._rejected: list[str] = []
+        # update id -> its argument, decoded once by the validator for the handler
+        self._decoded: dict[str, Any] = {}
         # interrupt id -> ISO time its durable timer expires
         self._deadlines: dict[str, str] = dict(req.deadlines)
+        if req.thread:
+            try:
+                self._thread = _loads(req.thread, self._spec, serde.thread_from_json)
+            except (UndeclaredTypeError, ValueError) as exc:
+                # Whoever started this run wrote data we will not build: keep the thread
+                # open and empty, and say why. Only an invocation can change it now.
+                self._status = "failed"
+                self._record_refusal(f"seeded thread refused: {exc}")
+        self._thread.max_history = req.max_history
 
     # -- the loop -------------------------------------------------------------------
     @workflow.run
@@ -153,6 +163,8 @@ class GraphWorkflow:
                 or info.get_current_history_length() > self._req.history_event_limit)
 
     async def _process(self, item: _Invocation) -> RunResult:
+        if item.refusal is not None:
+            return self._refused(item, item.refusal)
         before = self._status
         try:
             run = engine.Run(self._spec, self._thread, item.input, clock=self._now,
@@ -229,12 +241,17 @@ class GraphWorkflow:
         except ActivityError as exc:
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
                                      error=_node_error(exc))
-        return engine.TaskResult(
-            task_id=task.id, writes=[tuple(w) for w in _loads(res.writes)],
-            update=_loads(res.update),
-            interrupts=[serde.interrupt_from_json(i) for i in res.interrupts],
-            resume=_loads(res.resume), nested=_loads(res.nested),
-            invalid_resume=res.invalid_resume)
+        try:
+            return engine.TaskResult(
+                task_id=task.id, writes=[tuple(w) for w in self._loads(res.writes)],
+                update=self._loads(res.update),
+                interrupts=[self._loads(i, serde.interrupt_from_json)
+                            for i in res.interrupts],
+                resume=self._loads(res.resume), nested=self._loads(res.nested),
+                invalid_resume=res.invalid_resume)
+        except (UndeclaredTypeError, ValueError) as exc:  # never a workflow-task failure
+            return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
+                                     error={"type": type(exc).__name__, "message": str(exc)})
 
     def _now(self) -> str:
         return workflow.now().isoformat()
@@ -266,18 +283,41 @@ class GraphWorkflow:
     def _enqueue(self, input: Any, checkpoint_id: str | None, config: dict[str, Any],
                  from_signal: bool = False, stream: bool = False,
                  interrupt_before: list[str] | None = None,
-                 interrupt_after: list[str] | None = None) -> int:
+                 interrupt_after: list[str] | None = None,
+                 refusal: Exception | None = None) -> int:
         self._count += 1
         self._inbox.append(_Invocation(self._count, input, checkpoint_id, config, from_signal,
-                                       stream, interrupt_before, interrupt_after))
+                                       stream, interrupt_before, interrupt_after, refusal))
         return self._count
+
+    # -- what arrives: decoded once, into declared types only, within the limits --------
+    def _loads(self, data: Any, decode: Any = serde.loads) -> Any:
+        return _loads(data, self._spec, decode)
+
+    def _decode_input(self, data: Any, what: str) -> Any:
+        registry.limits().check(data, what)
+        return self._loads(data)
+
+    def _take_decoded(self, data: Any, what: str) -> Any:
+        """The validator's decoding of this update (on replay validators don't run)."""
+        update_id = workflow.current_update_info().id  # type: ignore[union-attr]
+        if update_id in self._decoded:
+            return self._decoded.pop(update_id)
+        return self._decode_input(data, what)
 
     @workflow.update
     async def invoke(self, req: InvokeRequest) -> RunResult:
         """Run the graph with new input, None or a Command; answers when it next stops."""
-        n = self._enqueue(_loads(req.input), req.checkpoint_id, dict(req.config),
+        refusal: Exception | None = None
+        try:
+            value = self._take_decoded(req.input, "the input")
+        except (GraphrunError, ValueError) as exc:
+            # Only on a thread that never started (see the validator): refused in turn,
+            # so the workflow closes instead of staying open with nothing in it.
+            value, refusal = None, exc
+        n = self._enqueue(value, req.checkpoint_id, dict(req.config),
                           stream=req.stream, interrupt_before=req.interrupt_before,
-                          interrupt_after=req.interrupt_after)
+                          interrupt_after=req.interrupt_after, refusal=refusal)
         await workflow.wait_condition(lambda: n in self._results)
         result = self._results.pop(n)
         if result.error is not None and result.status != "failed":
@@ -287,12 +327,18 @@ class GraphWorkflow:
 
     @invoke.validator
     def _validate_invoke(self, req: InvokeRequest) -> None:
-        # Reject a bad resume before it enters history, when the answer is knowable now.
-        value = _loads(req.input)
+        # Reject bad input before it enters history, when the answer is knowable now.
+        try:
+            value = self._decode_input(req.input, "the input")
+        except (GraphrunError, ValueError):
+            if not self._thread.checkpoints and not self._count:
+                return  # a thread that never started: the handler refuses it and closes
+            raise
         if isinstance(value, Command) and value.resume is not None and not (
                 self._busy or self._inbox):
             engine.validate_resume(self._spec, self._thread, value.resume,
                                    checkpoint=req.checkpoint_id)
+        self._decoded[workflow.current_update_info().id] = value  # type: ignore[union-attr]
 
     @workflow.update
     async def update_state(self, values: Any, as_node: str | None = None,
@@ -302,10 +348,15 @@ class GraphWorkflow:
         The node's edges are applied here; its routing functions, if it has any,
         run in the `route_update` activity like all user code.
         """
+        try:
+            decoded = self._take_decoded(values, "update_state values")
+        except (GraphrunError, ValueError) as exc:  # replaying an update accepted earlier
+            raise ApplicationError(str(exc), type=type(exc).__name__,
+                                   non_retryable=True) from exc
         await workflow.wait_condition(lambda: not self._busy and not self._inbox)
         try:
             node, update, current = state.resolve_update(
-                self._spec, self._thread, _loads(values), as_node, checkpoint=checkpoint_id)
+                self._spec, self._thread, decoded, as_node, checkpoint=checkpoint_id)
             if node in self._spec.branches:
                 routed = await workflow.execute_activity(
                     "route_update", UpdateCall(graph=self._req.graph, node=node,
@@ -315,8 +366,8 @@ class GraphWorkflow:
                     result_type=NodeResult, start_to_close_timeout=DEFAULT_NODE_TIMEOUT,
                     retry_policy=TemporalRetryPolicy(maximum_attempts=1),
                     summary=f"update_state as {node}")
-                writes = [(w[0], w[1]) for w in _loads(routed.writes)]
-                written = _loads(routed.update)
+                writes = [(w[0], w[1]) for w in self._loads(routed.writes)]
+                written = self._loads(routed.update)
             else:
                 writes, written = node_writes(self._spec, node, update, current, None)
             ckpt = state.apply_update(self._spec, self._thread, node, writes, written,
@@ -331,6 +382,12 @@ class GraphWorkflow:
         self._publish_details()
         return ckpt.id
 
+    @update_state.validator
+    def _validate_update_state(self, values: Any, as_node: str | None = None,
+                               checkpoint_id: str | None = None) -> None:
+        decoded = self._decode_input(values, "update_state values")
+        self._decoded[workflow.current_update_info().id] = decoded  # type: ignore[union-attr]
+
     @workflow.signal
     def resume(self, payload: Any) -> None:
         """`{"resume": value}` or `{"resume": {"<interrupt id>": value}}`, from anywhere."""
@@ -339,9 +396,9 @@ class GraphWorkflow:
                                 f"{payload!r:.200}")
             return
         try:
-            value = _loads(payload["resume"])
+            value = self._decode_input(payload["resume"], "the resume value")
         except Exception as exc:  # a signal handler must never fail the workflow task
-            self._record_refusal(f"resume signal could not be decoded: {exc}")
+            self._record_refusal(f"resume signal refused: {type(exc).__name__}: {exc}")
             return
         self._enqueue(Command(resume=value), None, {}, from_signal=True)
 
@@ -382,10 +439,13 @@ def _node_error(exc: ActivityError) -> dict[str, str]:
     return {"type": type(cause).__name__, "message": str(cause)}
 
 
-def _loads(data: Any) -> Any:
-    # State classes named in stored data are imported from the host, not the sandbox.
+def _loads(data: Any, spec: GraphSpec, decode: Any = serde.loads) -> Any:
+    """Decode into the graph's declared classes only: data never picks what is built.
+
+    LangChain's message classes are imported on first use from the host, not the sandbox.
+    """
     with workflow.unsafe.imports_passed_through():
-        return serde.loads(data)
+        return decode(data, spec.types)
 
 
 def _retry_policy(node: NodeSpec) -> TemporalRetryPolicy:
