@@ -178,8 +178,14 @@ class GraphClient:
                       tls: bool | Any = False, api_key: str | None = None,
                       max_history: int = 100, history_event_limit: int = 10_000,
                       encryption: Mapping[str, bytes] | str | PayloadCodec | None = None,
+                      search_attributes: bool = True, types: Iterable[type] = (),
+                      limits: InputLimits | None = None,
                       **connect_options: Any) -> GraphClient:
         """Connect to Temporal (default: $TEMPORAL_ADDRESS or localhost:7233).
+
+        Takes the constructor's options (task_queue, id_prefix, max_history,
+        history_event_limit, search_attributes, types, limits) and temporalio's
+        `Client.connect` options.
 
         Args:
             encryption: encrypt payloads with AES-GCM: key id -> 32-byte key, newest
@@ -194,7 +200,8 @@ class GraphClient:
             data_converter=data_converter(encryption=encryption), tls=tls or bool(api_key),
             api_key=api_key, **connect_options)
         return cls(client, task_queue=task_queue, id_prefix=id_prefix, max_history=max_history,
-                   history_event_limit=history_event_limit)
+                   history_event_limit=history_event_limit,
+                   search_attributes=search_attributes, types=types, limits=limits)
 
     def graph(self, name: str) -> RemoteGraph:
         return RemoteGraph(self, name)

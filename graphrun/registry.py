@@ -12,20 +12,17 @@ from graphrun.errors import GraphNotFoundError
 from graphrun.serde import InputLimits
 
 _GRAPHS: dict[str, Any] = {}
-_LIMITS: list[InputLimits] = [InputLimits()]
+_LIMITS: dict[str, InputLimits] = {}
 
 
-def set_limits(limits: InputLimits) -> None:
-    """The input limits this process's workflows enforce (see `create_worker`)."""
-    _LIMITS[0] = limits
-
-
-def limits() -> InputLimits:
-    return _LIMITS[0]
-
-
-def register(name: str, graph: Any) -> None:
+def register(name: str, graph: Any, limits: InputLimits | None = None) -> None:
     _GRAPHS[name] = graph
+    _LIMITS[name] = limits or InputLimits()
+
+
+def limits(name: str) -> InputLimits:
+    """The input limits threads of graph `name` enforce (see `create_worker`)."""
+    return _LIMITS.get(name) or InputLimits()
 
 
 def lookup(name: str) -> Any:

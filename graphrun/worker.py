@@ -14,17 +14,18 @@ from graphrun import registry
 from graphrun.activities import route_update, run_node
 from graphrun.client import data_converter as _graphrun_data_converter
 from graphrun.client import graphrun_converter, with_data_converter
+from graphrun.serde import InputLimits
 from graphrun.workflows import GraphWorkflow
 
 
-def _register(graphs: Mapping[str, Any]) -> None:
+def _register(graphs: Mapping[str, Any], limits: InputLimits | None = None) -> None:
     if not graphs:
         raise ValueError("create_worker needs at least one graph: graphs={'name': graph}.")
     for name, graph in graphs.items():
         if not hasattr(graph, "spec"):
             raise TypeError(f"graphs[{name!r}] is a {type(graph).__name__}, not a compiled "
                             f"graph. Pass builder.compile(name={name!r}).")
-        registry.register(name, graph)
+        registry.register(name, graph, limits)
 
 
 def _runner() -> SandboxedWorkflowRunner:
@@ -35,7 +36,7 @@ def _runner() -> SandboxedWorkflowRunner:
 
 
 def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str = "graphrun",
-                  **worker_options: Any) -> Worker:
+                  limits: InputLimits | None = None, **worker_options: Any) -> Worker:
     """A temporalio Worker that runs GraphWorkflow and the node activity for `graphs`.
 
     Args:
@@ -46,16 +47,19 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
         graphs: registered name -> compiled graph. Threads find their graph by this
             name, so keep it stable across deploys.
         task_queue: the queue GraphClient starts threads on.
+        limits: the largest input, answer or update a thread takes (`InputLimits`;
+            default 1 MB of JSON, 64 levels deep). Larger ones are refused before
+            they are kept: an update by its validator, a signal as a refused resume.
         **worker_options: passed to temporalio's Worker (e.g. max_cached_workflows).
     """
-    _register(graphs)
+    _register(graphs, limits)
     return Worker(with_data_converter(client), task_queue=task_queue,
                   workflows=[GraphWorkflow], activities=[run_node, route_update],
                   workflow_runner=_runner(), **worker_options)
 
 
 def create_replayer(graphs: Mapping[str, Any], *, data_converter: DataConverter | None = None,
-                    **replayer_options: Any) -> Replayer:
+                    limits: InputLimits | None = None, **replayer_options: Any) -> Replayer:
     """A Replayer configured exactly like the worker, for replay tests of histories.
 
     Args:
@@ -63,9 +67,10 @@ def create_replayer(graphs: Mapping[str, Any], *, data_converter: DataConverter 
         data_converter: to replay encrypted histories, the worker's converter, e.g.
             ``graphrun.client.data_converter(encryption=keys)``; its payload converter
             is replaced by graphrun's and its codec kept. Default: graphrun's plain one.
+        limits: as given to `create_worker` (they decide which signals are refused).
         **replayer_options: passed to temporalio's Replayer.
     """
-    _register(graphs)
+    _register(graphs, limits)
     converter = graphrun_converter(data_converter or _graphrun_data_converter)
     return Replayer(workflows=[GraphWorkflow], data_converter=converter,
                     workflow_runner=_runner(), **replayer_options)

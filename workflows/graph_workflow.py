@@ -295,7 +295,7 @@ class GraphWorkflow:
         return _loads(data, self._spec, decode)
 
     def _decode_input(self, data: Any, what: str) -> Any:
-        registry.limits().check(data, what)
+        registry.limits(self._req.graph).check(data, what)
         return self._loads(data)
 
     def _take_decoded(self, data: Any, what: str) -> Any:
