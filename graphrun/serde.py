@@ -23,7 +23,7 @@ from graphrun.errors import UndeclaredTypeError
 from graphrun.types import Command, Interrupt, PendingTask, Send
 
 TAG = "__gr"
-MAX_DECODE_DEPTH = 500  # far above any limit on input; keeps decoding off Python's stack limit
+MAX_DECODE_DEPTH = 250  # above any input limit and what the SDK decodes; far from the stack limit
 # graphrun's own plain-data classes that travel tagged as dataclasses.
 _OWN_TYPES = DeclaredTypes([Checkpoint, Task, Thread])
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
