@@ -8,11 +8,17 @@ commands to invoke, resume and inspect threads.
     graphrun resume order-42 true --id <interrupt id>
     graphrun history order-42
     graphrun threads --status interrupted
+    graphrun codec-server --origin http://localhost:8233   # the Web UI reads encrypted threads
 
 Connection settings come from flags or, like the `temporal` CLI, from the
 environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE
 (default "default"), TEMPORAL_TLS (true/1 to use TLS), TEMPORAL_API_KEY (implies
 TLS), and GRAPHRUN_TASK_QUEUE (default "graphrun").
+
+GRAPHRUN_ENCRYPTION_KEYS="k2:<base64>,k1:<base64>" (newest first) turns on AES-GCM
+payload encryption for every command that connects (dev, worker, invoke, resume,
+state, history, threads) and gives codec-server its keys: the newest key
+encrypts, every listed key decrypts (see graphrun.codec).
 
 Errors print one line starting with ``error:`` on stderr. Exit codes: 0 success,
 1 failure (no server, unknown thread, refused resume, unknown graph, ...),
@@ -64,6 +70,19 @@ DB_FILENAME = "temporal.db"
 
 _SERVER_HINT = "start one with `graphrun dev` or set TEMPORAL_ADDRESS"
 
+_ENVIRONMENT_HELP = """\
+environment:
+  TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS, TEMPORAL_API_KEY
+                        connection defaults, as for the `temporal` CLI
+  GRAPHRUN_TASK_QUEUE   task queue of the graphrun worker (default graphrun)
+  GRAPHRUN_ENCRYPTION_KEYS
+                        "k2:<base64 32 bytes>,k1:<base64 32 bytes>", newest first:
+                        encrypt payloads (AES-GCM) in every command that connects;
+                        the newest key encrypts, every key decrypts. Workers, clients
+                        and codec-server need the same keys.
+  GRAPHRUN_CODEC_TOKEN  bearer token codec-server requires (or --token)
+"""
+
 
 # -- arguments ------------------------------------------------------------------------
 def _env_flag(name: str) -> bool:
@@ -96,7 +115,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     conn = _connection_parent()
     parser = _Parser(prog="graphrun", description="Run LangGraph-style graphs durably on "
-                     "Temporal: dev server, worker, and thread commands.")
+                     "Temporal: dev server, worker, and thread commands.",
+                     epilog=_ENVIRONMENT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
@@ -116,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"task queue (env GRAPHRUN_TASK_QUEUE, default {DEFAULT_TASK_QUEUE})")
     dev.add_argument("--namespace", default=None,
                      help=f"namespace (env TEMPORAL_NAMESPACE, default {DEFAULT_NAMESPACE})")
+    dev.add_argument("--ui-codec-endpoint", default=None, metavar="URL",
+                     help="codec server the Web UI decodes payloads with, e.g. "
+                          "http://localhost:8081 (see `graphrun codec-server`)")
 
     worker = sub.add_parser("worker", parents=[conn], help="run a worker serving graphs",
                             description="Serve graphs on a task queue until Ctrl-C/SIGTERM.")
@@ -158,6 +181,38 @@ def build_parser() -> argparse.ArgumentParser:
     thr.add_argument("--graph", default=None, metavar="NAME")
     thr.add_argument("--limit", type=int, default=100)
     thr.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    cs = sub.add_parser(
+        "codec-server", help="serve Temporal's remote codec protocol for the Web UI / CLI",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Decrypt (and encrypt) payloads for the Temporal Web UI and the `temporal` "
+        "CLI with the keys in GRAPHRUN_ENCRYPTION_KEYS, over HTTP: POST .../decode and "
+        ".../encode with Payloads as proto JSON. Runs until Ctrl-C.",
+        epilog="""\
+examples:
+  graphrun codec-server --port 8081 --origin http://localhost:8233
+  temporal server start-dev --ui-codec-endpoint http://localhost:8081
+  graphrun dev --ui-codec-endpoint http://localhost:8081
+  # or, with a running UI: its data encoder settings -> Codec Server -> http://localhost:8081
+  temporal workflow show -w THREAD --codec-endpoint http://localhost:8081
+
+The token, when set, must come as "Authorization: Bearer TOKEN" (temporal CLI:
+--codec-auth "Bearer TOKEN"; the Web UI sends its own OIDC access token when "pass
+the user access token" is on, so a fixed token suits the CLI and proxies).
+Keep the server on loopback, or behind TLS: it decrypts for whoever may call it.""")
+    from graphrun.codec_server import DEFAULT_ORIGIN, DEFAULT_PORT
+
+    cs.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    cs.add_argument("--port", type=int, default=DEFAULT_PORT,
+                    help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    cs.add_argument("--origin", action="append", default=None, metavar="URL",
+                    help=f"Web UI origin allowed by CORS, exactly as the browser shows it "
+                         f"(repeatable; default {DEFAULT_ORIGIN})")
+    cs.add_argument("--token", default=None,
+                    help="require 'Authorization: Bearer TOKEN' (env GRAPHRUN_CODEC_TOKEN)")
+    cs.add_argument("--namespace", action="append", default=None, metavar="NAME",
+                    help="serve only requests whose X-Namespace is NAME (repeatable; "
+                         "default: any)")
     return parser
 
 
@@ -168,6 +223,18 @@ class Connection:
     tls: bool
     api_key: str | None
     task_queue: str
+    encryption: Mapping[str, bytes] | None = dataclasses.field(default=None, repr=False)
+
+
+def _encryption_keys() -> dict[str, bytes] | None:
+    """The keys of $GRAPHRUN_ENCRYPTION_KEYS, or None; a malformed value is a usage error."""
+    from graphrun.codec import keys_from_env
+    from graphrun.errors import EncryptionKeyError
+
+    try:
+        return keys_from_env()
+    except EncryptionKeyError as exc:
+        raise CLIError(str(exc), 2) from None
 
 
 def _connection(args: argparse.Namespace) -> Connection:
@@ -180,7 +247,8 @@ def _connection(args: argparse.Namespace) -> Connection:
         or DEFAULT_NAMESPACE,
         tls=tls, api_key=api_key,
         task_queue=getattr(args, "task_queue", None) or os.environ.get("GRAPHRUN_TASK_QUEUE")
-        or DEFAULT_TASK_QUEUE)
+        or DEFAULT_TASK_QUEUE,
+        encryption=_encryption_keys())
 
 
 # -- Temporal errors --------------------------------------------------------------
@@ -223,7 +291,9 @@ async def _connect(conn: Connection) -> Any:
     try:
         return await GraphClient.connect(conn.address, namespace=conn.namespace,
                                          task_queue=conn.task_queue, tls=conn.tls,
-                                         api_key=conn.api_key)
+                                         api_key=conn.api_key, encryption=conn.encryption)
+    except ImportError as exc:  # GRAPHRUN_ENCRYPTION_KEYS set, cryptography missing
+        raise CLIError(str(exc)) from exc
     except Exception as exc:  # temporalio raises RuntimeError("Failed client connect: ...")
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if "Connection refused" in detail or "ConnectionRefused" in detail:
@@ -471,10 +541,17 @@ async def cmd_worker(args: argparse.Namespace) -> int:
     gc = await _connect(conn)
     _print([f"graphrun worker on {conn.address} (namespace {conn.namespace}, task queue "
             f"{conn.task_queue})", f"serving graphs: {', '.join(sorted(graphs))}",
-            "ready; Ctrl-C to stop"])
+            _encryption_line(conn.encryption), "ready; Ctrl-C to stop"])
     await _serve(gc.client, graphs, conn.task_queue, stop)
     _print(["worker stopped"])
     return 0
+
+
+def _encryption_line(keys: Mapping[str, bytes] | None) -> str:
+    if not keys:
+        return "payloads: plain JSON (set GRAPHRUN_ENCRYPTION_KEYS to encrypt)"
+    ids = list(keys)
+    return f"payloads: encrypted with key {ids[0]!r}; decrypts keys {ids}"
 
 
 async def cmd_dev(args: argparse.Namespace) -> int:
@@ -492,10 +569,11 @@ async def cmd_dev(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CLIError(f"--state-dir {str(state_dir)!r}: {exc.strerror or exc}") from exc
     db = state_dir.resolve() / DB_FILENAME
+    keys = _encryption_keys()
     stop = _stop_event()
     server = DevServer(port=args.port, ui=not args.no_ui,
                        ui_port=None if args.no_ui else args.ui_port, db_filename=db,
-                       namespace=namespace)
+                       namespace=namespace, codec_endpoint=args.ui_codec_endpoint)
     try:
         await asyncio.to_thread(server.start)
     except RuntimeError as exc:
@@ -504,12 +582,18 @@ async def cmd_dev(args: argparse.Namespace) -> int:
                        f"in use? try --port)") from exc
     try:
         conn = Connection(address=server.address, namespace=namespace, tls=False, api_key=None,
-                          task_queue=task_queue)
+                          task_queue=task_queue, encryption=keys)
         gc = await _connect(conn)
         lines = [f"Temporal dev server: {server.address} (namespace {namespace})",
                  f"Web UI: {server.ui_url or '(disabled)'}",
                  f"state: {db}",
-                 f"worker on task queue {task_queue!r} serving: {', '.join(sorted(graphs))}"]
+                 f"worker on task queue {task_queue!r} serving: {', '.join(sorted(graphs))}",
+                 _encryption_line(keys)]
+        if args.ui_codec_endpoint:
+            lines.append(f"Web UI codec server: {args.ui_codec_endpoint}")
+        elif keys and server.ui_url:
+            lines.append("the Web UI shows encrypted payloads as such; run `graphrun "
+                         "codec-server` and restart with --ui-codec-endpoint to read them")
         if server.address.rsplit(":", 1)[-1] != "7233":
             lines.append(f"export TEMPORAL_ADDRESS={server.address}")
         lines.append("ready; Ctrl-C to stop")
@@ -521,7 +605,41 @@ async def cmd_dev(args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_codec_server(args: argparse.Namespace) -> int:
+    from graphrun.codec import EncryptionCodec
+    from graphrun.codec_server import DEFAULT_ORIGIN, TOKEN_ENV, CodecServer
+
+    keys = _encryption_keys()
+    if not keys:
+        raise CLIError("codec-server needs keys: set GRAPHRUN_ENCRYPTION_KEYS="
+                       "'k1:<base64 of 32 bytes>' (newest first), as for the workers", 2)
+    try:
+        codec = EncryptionCodec(keys)
+    except ImportError as exc:
+        raise CLIError(str(exc)) from exc
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    origins = args.origin or [DEFAULT_ORIGIN]
+    try:
+        server = CodecServer(codec, host=args.host, port=args.port, origins=origins,
+                             token=token, namespaces=args.namespace)
+    except OSError as exc:
+        raise CLIError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc} "
+                       f"(try --port)") from exc
+    stop = _stop_event()
+    with server:
+        _print([f"codec server: {server.url} (POST /encode, /decode)",
+                f"keys: {list(keys)} (encrypts with {next(iter(keys))!r})",
+                f"CORS origins: {', '.join(origins)}",
+                f"token: {'required' if token else 'none (set --token or ' + TOKEN_ENV + ')'}",
+                f"use: temporal server start-dev --ui-codec-endpoint {server.url}",
+                "ready; Ctrl-C to stop"])
+        await stop.wait()
+    _print(["stopped"])
+    return 0
+
+
 _COMMANDS = {
+    "codec-server": cmd_codec_server,
     "dev": cmd_dev,
     "worker": cmd_worker,
     "invoke": cmd_invoke,
@@ -564,6 +682,11 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # anything else: still one line, not a traceback
+        if isinstance(exc, KeyError) and "binary/encrypted" in str(exc):
+            # temporalio's converter met a payload only a codec can read.
+            print("error: the thread's payloads are encrypted and GRAPHRUN_ENCRYPTION_KEYS is "
+                  "not set; set it to the workers' keys", file=sys.stderr)
+            return 1
         if _is_unavailable(exc):
             print(f"error: lost the connection to the Temporal server ({exc}); {_SERVER_HINT}",
                   file=sys.stderr)

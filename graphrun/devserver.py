@@ -154,6 +154,7 @@ class DevServer:
         startup_timeout: float = 30.0,
         stop_grace: float = 5.0,
         binary: str | None = None,
+        codec_endpoint: str | None = None,
     ) -> None:
         """Configure the server; nothing runs until :meth:`start`.
 
@@ -172,6 +173,8 @@ class DevServer:
             stop_grace: seconds between SIGTERM and SIGKILL on :meth:`stop`.
             binary: path of the ``temporal`` CLI; found with
                 :func:`temporal_cli_path` when None.
+            codec_endpoint: URL of a remote codec server the Web UI decodes payloads
+                with (``--ui-codec-endpoint``), e.g. ``graphrun codec-server``'s.
         """
         self._host = host
         self._port = port
@@ -186,6 +189,7 @@ class DevServer:
         self._startup_timeout = startup_timeout
         self._stop_grace = stop_grace
         self._binary = binary
+        self._codec_endpoint = codec_endpoint
         self._process: subprocess.Popen[bytes] | None = None
         self._stderr_tail: deque[str] = deque(maxlen=40)
         self._stderr_thread: threading.Thread | None = None
@@ -218,6 +222,8 @@ class DevServer:
         ]
         if self._ui:
             cmd += ["--ui-port", str(self._ui_port), "--ui-disable-news-fetch"]
+            if self._codec_endpoint:
+                cmd += ["--ui-codec-endpoint", self._codec_endpoint]
         else:
             cmd.append("--headless")
         if self._db_filename is not None:

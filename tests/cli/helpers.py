@@ -21,9 +21,10 @@ from graphrun.devserver import DevServer
 
 REPO = Path(__file__).resolve().parents[2]
 
-# The command must not pick up a developer's own Temporal settings.
+# The command must not pick up a developer's own Temporal settings (or keys).
 _CLEAN_ENV = {k: v for k, v in os.environ.items()
-              if not k.startswith(("TEMPORAL_", "GRAPHRUN_TASK_QUEUE"))}
+              if not k.startswith(("TEMPORAL_", "GRAPHRUN_TASK_QUEUE", "GRAPHRUN_ENCRYPTION_KEYS",
+                                   "GRAPHRUN_CODEC_TOKEN"))}
 
 
 def graphrun_cmd(*args: str) -> list[str]:
@@ -58,8 +59,10 @@ class Background:
     _q: queue.Queue[str | None] = field(default_factory=queue.Queue)
 
     @classmethod
-    def start(cls, *args: str, cwd: Path = REPO) -> Background:
-        proc = subprocess.Popen(graphrun_cmd(*args), cwd=cwd, env=_CLEAN_ENV, text=True,
+    def start(cls, *args: str, cwd: Path = REPO, env: dict[str, str] | None = None
+              ) -> Background:
+        proc = subprocess.Popen(graphrun_cmd(*args), cwd=cwd, env={**_CLEAN_ENV, **(env or {})},
+                                text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         bg = cls(proc)
         threading.Thread(target=bg._pump, daemon=True).start()
