@@ -79,7 +79,7 @@ class GraphWorkflow:
                 # Whoever started this run wrote data we will not build: keep the thread
                 # open and empty, and say why. Only an invocation can change it now.
                 self._status = "failed"
-                self._record_refusal(f"seeded thread refused: {exc}")
+                self._record_refusal(f"seeded thread refused: {type(exc).__name__}: {exc}")
         self._thread.max_history = req.max_history
 
     # -- the loop -------------------------------------------------------------------
