@@ -214,7 +214,7 @@ async def test_the_worker_refuses_what_passes_its_own_limits(dev_server: Any,
         assert err.value.cause.type == "InputLimitError" and match in err.value.cause.message
         _signal_with_cli(dev_server.address, tid, {"resume": value})
         state = await _state_when(temporal_client, tid,
-                                  lambda s: s["refused"] and match in s["refused"][-1])
+                                  lambda s, m=match: s["refused"] and m in s["refused"][-1])
         assert "InputLimitError" in state["refused"][-1]
     state = await _state_when(temporal_client, tid, lambda s: True)
     assert state["status"] == "interrupted"
