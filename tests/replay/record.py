@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 
 from graphrun import Command, NodeFailedError
 from graphrun.client import GraphClient
@@ -155,6 +155,30 @@ async def record_routed_update(gc: GraphClient) -> None:
     await _save(await _finish(gc, "routed-update"), "routed_update")
 
 
+async def record_refused_attack(gc: GraphClient) -> None:
+    """approval under attack: a signal and an update naming os:system, then a real answer."""
+    g, cfg = gc.graph("approval"), _cfg("approval-attack")
+    out = await g.ainvoke({"amount": 9}, cfg)
+    assert INTERRUPT in out, out
+    handle = gc.client.get_workflow_handle("approval-attack")
+    attack = {"__gr": "enum", "cls": "os:system", "v": "true"}
+    await handle.signal("resume", {"resume": attack})
+    deep: Any = "deep"
+    for _ in range(70):  # past the default depth limit (64)
+        deep = [deep]
+    await handle.signal("resume", {"resume": deep})
+    try:
+        await handle.execute_update("update_state", args=[attack, None, None])
+        raise AssertionError("update_state naming os:system was accepted")
+    except WorkflowUpdateFailedError:
+        pass
+    await gc.resume("approval-attack", True)
+    last = await _finish(gc, "approval-attack")
+    state = await last.query("get_state")
+    assert len(state["refused"]) == 2 and state["values"]["charged"] is True, state
+    await _save(last, "refused_attack")
+
+
 async def main() -> None:
     HISTORIES.mkdir(exist_ok=True)
     async with DevServer(ui=False) as srv:
@@ -170,6 +194,7 @@ async def main() -> None:
             await record_signals(gc)
             await record_deadline(gc)
             await record_routed_update(gc)
+            await record_refused_attack(gc)
 
 
 if __name__ == "__main__":
