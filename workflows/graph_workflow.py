@@ -265,19 +265,18 @@ class GraphWorkflow:
         self._publish_details()
 
     def _publish_details(self) -> None:
-        lines = [f"**{self._req.graph}** · thread `{self._thread.thread_id}` · "
-                 f"**{self._status}**"]
-        for i in engine.pending_interrupts(self._thread.head).values():
-            lines.append(f"\n**Waiting for an answer** (interrupt id `{i.id}`):\n")
-            lines.append("```json\n" + _json(serde.dumps(i.value)) + "\n```")
+        # The UI renders this as markdown; graphrun.details keeps the data in it as text.
+        # Setting details is not a workflow command: the text may change without a patch.
+        from graphrun.details import current_details
+
         head = self._thread.head
-        if head is not None:
-            failed = [p for p in head.pending.values() if p.status == "failed"]
-            for p in failed:
-                lines.append(f"\n**Failed:** {p.error}")
-        if self._rejected:
-            lines.append(f"\nLast refused resume: {self._rejected[-1]}")
-        workflow.set_current_details("\n".join(lines))
+        workflow.set_current_details(current_details(
+            graph=self._req.graph, thread_id=self._thread.thread_id, status=self._status,
+            questions=[(i.id, _json(serde.dumps(i.value)))
+                       for i in engine.pending_interrupts(head).values()],
+            failures=[p.error or "" for p in head.pending.values() if p.status == "failed"]
+            if head is not None else [],
+            refused=self._rejected[-1] if self._rejected else None))
 
     # -- handlers -------------------------------------------------------------------
     def _enqueue(self, input: Any, checkpoint_id: str | None, config: dict[str, Any],
