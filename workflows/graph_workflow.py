@@ -66,6 +66,7 @@ class GraphWorkflow:
         self._inbox: list[_Invocation] = []
         self._results: dict[int, RunResult] = {}
         self._count = 0
+        self._started_empty = False
         self._busy = False
         self._rejected: list[str] = []
         # update id -> its argument, decoded once by the validator for the handler
@@ -85,6 +86,12 @@ class GraphWorkflow:
     # -- the loop -------------------------------------------------------------------
     @workflow.run
     async def run(self, req: StartRequest) -> ThreadResult:
+        # Update handlers of the first task run before this line. Started with no seed and
+        # no accepted invocation (its first update was refused, even by the SDK's decoder):
+        # nothing to keep, so close rather than stay open and empty.
+        if (req.thread is None and not self._count
+                and workflow.patched("graphrun-close-empty-start")):
+            self._started_empty = True
         while True:
             try:
                 await workflow.wait_condition(
@@ -155,7 +162,8 @@ class GraphWorkflow:
     def _idle_and_finished(self) -> bool:
         # Done, or every invocation so far was refused before the thread had a checkpoint
         # (nothing to keep, so the workflow need not stay open).
-        return self._status == "done" or (self._count > 0 and not self._thread.checkpoints)
+        return self._status == "done" or ((self._count > 0 or self._started_empty)
+                                          and not self._thread.checkpoints)
 
     def _history_is_long(self) -> bool:
         info = workflow.info()

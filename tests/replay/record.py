@@ -179,6 +179,28 @@ async def record_refused_attack(gc: GraphClient) -> None:
     await _save(last, "refused_attack")
 
 
+async def record_empty_start(gc: GraphClient) -> None:
+    """A first update refused by the SDK's own decoder: the started workflow closes."""
+    from temporalio.client import WithStartWorkflowOperation
+    from temporalio.common import WorkflowIDConflictPolicy
+    from temporalio.converter import DataConverter
+
+    deep: Any = "deep"
+    for _ in range(300):  # deeper than Temporal's JSON decoder reads
+        deep = [deep]
+    plain = Client(**{**gc.client.config(), "data_converter": DataConverter.default})
+    op: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
+        "GraphWorkflow", {"graph": "approval", "thread_id": "empty-start"}, id="empty-start",
+        task_queue=gc.task_queue, id_conflict_policy=WorkflowIDConflictPolicy.FAIL)
+    try:
+        await plain.execute_update_with_start_workflow("invoke", {"input": {"amount": deep}},
+                                                       start_workflow_operation=op)
+        raise AssertionError("a 300-deep input was accepted")
+    except WorkflowUpdateFailedError:
+        pass
+    await _save(await _finish(gc, "empty-start"), "empty_start")
+
+
 async def main() -> None:
     HISTORIES.mkdir(exist_ok=True)
     async with DevServer(ui=False) as srv:
@@ -195,6 +217,7 @@ async def main() -> None:
             await record_deadline(gc)
             await record_routed_update(gc)
             await record_refused_attack(gc)
+            await record_empty_start(gc)
 
 
 if __name__ == "__main__":

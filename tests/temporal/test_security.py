@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import ActivityEnvironment
@@ -237,6 +238,25 @@ async def test_a_refused_first_input_leaves_no_workflow_open(temporal_client: An
         await temporal_client.execute_update_with_start_workflow(
             "invoke", {"input": {"item": _nested(40)}}, start_workflow_operation=op)
     assert err.value.cause.type == "InputLimitError"
+    result = await temporal_client.get_workflow_handle(tid).result()
+    assert result["thread"]["checkpoints"] == []
+
+
+async def test_input_the_sdk_cannot_decode_leaves_no_workflow_open(temporal_client: Any,
+                                                                   queue: str) -> None:
+    # Deeper than Temporal's JSON decoder goes: the update is rejected before any graphrun
+    # code sees it, and the workflow it started closes.
+    from temporalio.client import WithStartWorkflowOperation
+    from temporalio.common import WorkflowIDConflictPolicy
+
+    tid = f"raw-{uuid.uuid4().hex[:10]}"
+    op = WithStartWorkflowOperation("GraphWorkflow", {"graph": "approval", "thread_id": tid},
+                                    id=tid, task_queue=queue,
+                                    id_conflict_policy=WorkflowIDConflictPolicy.FAIL)
+    plain = Client(**{**temporal_client.config(), "data_converter": DataConverter.default})
+    with pytest.raises(WorkflowUpdateFailedError):  # the stdlib json writes it; few read it
+        await plain.execute_update_with_start_workflow(
+            "invoke", {"input": {"item": _nested(300)}}, start_workflow_operation=op)
     result = await temporal_client.get_workflow_handle(tid).result()
     assert result["thread"]["checkpoints"] == []
 
