@@ -19,6 +19,7 @@ from graphrun.checkpoint import TaskCall
 from graphrun.errors import UndeclaredTypeError
 from graphrun.payloads import NodeCall, NodeResult, UpdateCall
 from graphrun.runner import HEARTBEAT, arun_task, node_writes, run_task
+from graphrun.types import matching_policy
 
 
 def _refuse(what: str, exc: Exception) -> ApplicationError:
@@ -54,8 +55,8 @@ async def run_node(call: NodeCall) -> NodeResult:
                                          resume_map=resume_map)
     if result.exception is not None:
         error = result.exception
-        policy = node.retry_policy
-        retry = policy is not None and policy.should_retry(error)
+        policy = matching_policy(node.retry_policy, error)
+        retry = policy is not None and activity.info().attempt < policy.max_attempts
         raise ApplicationError(str(error), type=type(error).__name__,
                                non_retryable=not retry) from error
     try:  # what the workflow could not read back is refused here, where it is written

@@ -8,6 +8,7 @@ Each channel class is both a spec (built once at compile time) and, through
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from graphrun.errors import InvalidUpdateError
@@ -102,9 +103,18 @@ class BinaryOperatorAggregate(Channel):
                nodes: Sequence[str] = ()) -> bool:
         if not values:
             return False
+        seen_overwrite = False
         for v in values:
-            if isinstance(v, Overwrite):
-                self.value = v.value
+            is_overwrite, value = _overwrite(v)
+            if is_overwrite:
+                if seen_overwrite:
+                    raise InvalidUpdateError(
+                        f"channel '{self.key}' got two Overwrite values in step {step} (from "
+                        f"{list(nodes)}). Only one node may overwrite it per step.",
+                        channel=self.key, step=step, nodes=nodes)
+                self.value, seen_overwrite = value, True
+            elif seen_overwrite:  # an Overwrite discards the step's other writes
+                continue
             elif self.value is MISSING:
                 self.value = v
             else:
@@ -186,13 +196,26 @@ class NamedBarrierValue(Channel):
         return False
 
 
+OVERWRITE = "__overwrite__"
+
+
+@dataclass(frozen=True)
 class Overwrite:
-    """Write `value` to a reducer channel as-is, bypassing the reducer."""
+    """Write `value` to a reducer channel as-is, bypassing the reducer.
 
-    __slots__ = ("value",)
+    Writes to the channel from the same step are discarded; two Overwrites of
+    one channel in one step are an error. `{"__overwrite__": value}` means the same.
+    """
 
-    def __init__(self, value: Any) -> None:
-        self.value = value
+    value: Any
 
-    def __repr__(self) -> str:
-        return f"Overwrite(value={self.value!r})"
+
+def _overwrite(value: Any) -> tuple[bool, Any]:
+    if isinstance(value, Overwrite):
+        return True, value.value
+    if isinstance(value, dict):
+        if len(value) == 1 and OVERWRITE in value:
+            return True, value[OVERWRITE]
+        if value.get("type") == OVERWRITE and "value" in value:
+            return True, value["value"]
+    return False, None

@@ -103,6 +103,8 @@ class Task:
     input: Any
     ns: str
     step: int
+    # START's conditional edges see the thread's state with the input applied (LangGraph).
+    state: Any = None
 
 
 @dataclass

@@ -377,7 +377,7 @@ class RemoteGraph:
         return asyncio.run(self.ainvoke(input, config, **kw))
 
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
-                      stream_mode: str | Sequence[str] = "values", **options: Any
+                      stream_mode: str | Sequence[str] = "updates", **options: Any
                       ) -> AsyncIterator[Any]:
         """The run's chunks, delivered when the run next stops."""
         result = await self._run(input, config, options, stream=True)

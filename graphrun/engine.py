@@ -143,11 +143,12 @@ def prepare_tasks(graph: GraphSpec, ckpt: Checkpoint, channels: Mapping[str, Cha
     step = ckpt.step + 1
     tasks: list[Task] = []
 
-    def make(name: str, kind: str, key: Any, triggers: tuple[str, ...], arg: Any) -> Task:
+    def make(name: str, kind: str, key: Any, triggers: tuple[str, ...], arg: Any,
+             state: Any = None) -> Task:
         tid = task_id(ckpt.id, parent_ns, step, name, kind, key)
         ns = f"{parent_ns}{NS_SEP}{name}{NS_END}{tid}" if parent_ns else f"{name}{NS_END}{tid}"
         return Task(id=tid, name=name, path=(kind, key), triggers=triggers, input=arg,
-                    ns=ns, step=step)
+                    ns=ns, step=step, state=state)
 
     sends = channels[TASKS].get() if channels[TASKS].is_available() else []
     for i, packet in enumerate(sends):
@@ -160,12 +161,13 @@ def prepare_tasks(graph: GraphSpec, ckpt: Checkpoint, channels: Mapping[str, Cha
         if any(channels[c].is_available() and ckpt.channel_versions.get(c, 0) > seen.get(c, 0)
                for c in triggers):
             if name == START:
-                arg = channels[START].get()
-            else:
-                if state is None:
-                    state = read_values(channels, graph.state_keys)
-                arg = state
-            tasks.append(make(name, PULL, name, triggers, arg))
+                current = (read_values(channels, graph.state_keys)
+                           if START in graph.branches else None)
+                tasks.append(make(name, PULL, name, triggers, channels[START].get(), current))
+                continue
+            if state is None:
+                state = read_values(channels, graph.state_keys)
+            tasks.append(make(name, PULL, name, triggers, state))
     return tasks
 
 

@@ -8,8 +8,10 @@ conditional edges may do anything; they run in activities.
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import inspect
+import logging
 import typing
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ from graphrun.errors import GraphValidationError, InvalidUpdateError
 from graphrun.types import END, START, TASKS, RetryPolicy
 
 Reducer = Callable[[Any, Any], Any]
+_log = logging.getLogger("graphrun")
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class NodeSpec:
 
     name: str
     fn: Callable[..., Any] | None
-    retry_policy: RetryPolicy | None = None
+    retry_policy: tuple[RetryPolicy, ...] = ()  # the first that matches an error applies
     metadata: dict[str, Any] = field(default_factory=dict)
     timeout: timedelta | None = None
     heartbeat_timeout: timedelta | None = None
@@ -84,23 +87,45 @@ def _state_fields(schema: Any) -> dict[str, Any]:
 
 
 def _channel_for(key: str, annotation: Any) -> Channel:
+    """LangGraph's rule: the last `Annotated` metadata, if callable, is the reducer, and it
+    must take two positional parameters (defaults or not)."""
     if typing.get_origin(annotation) is typing.Annotated:
         base, *meta = typing.get_args(annotation)
-        for m in reversed(meta):
-            if callable(m) and not isinstance(m, type) and _arity(m) == 2:
-                origin = typing.get_origin(base) or base
-                initial = origin if isinstance(origin, type) else None
-                return BinaryOperatorAggregate(key, m, initial)
+        reducer = meta[-1] if meta else None
+        if callable(reducer):
+            if _positional(reducer) != 2:
+                raise GraphValidationError(
+                    f"state key {key!r}: invalid reducer signature. Expected (a, b) -> c, got "
+                    f"{reducer!r}{_signature(reducer)}.")
+            return BinaryOperatorAggregate(key, reducer, _zero(base))
     return LastValue(key)
 
 
-def _arity(fn: Callable[..., Any]) -> int:
+def _positional(fn: Callable[..., Any]) -> int:
     try:
-        return len([p for p in inspect.signature(fn).parameters.values()
-                    if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY,
-                                                           p.POSITIONAL_OR_KEYWORD)])
+        params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return 2  # builtins such as operator.add
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
+def _signature(fn: Callable[..., Any]) -> str:
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return ""
+
+
+def _zero(base: Any) -> Callable[[], Any] | None:
+    """The reducer's starting value: the annotated type called with no arguments."""
+    origin = typing.get_origin(base) or base
+    if origin in (collections.abc.Sequence, collections.abc.MutableSequence):
+        return list
+    if origin in (collections.abc.Set, collections.abc.MutableSet):
+        return set
+    if origin in (collections.abc.Mapping, collections.abc.MutableMapping):
+        return dict
+    return origin if isinstance(origin, type) else None
 
 
 def _declared(schemas: Sequence[Any], extra: Iterable[type]) -> DeclaredTypes:
@@ -164,7 +189,8 @@ class StateGraph:
         """
         if not isinstance(node, str):
             action = node
-            inferred = getattr(node, "name", None) or getattr(node, "__name__", None)
+            inferred = (getattr(node, "name", None) or getattr(node, "__name__", None)
+                        or type(node).__name__)
             if not isinstance(inferred, str):
                 raise GraphValidationError(
                     "cannot name this node; call add_node('name', fn) instead.")
@@ -178,15 +204,15 @@ class StateGraph:
         if node in (START, END) or any(c in node for c in "|:"):
             raise GraphValidationError(
                 f"node name {node!r} is reserved or contains '|' or ':'. Pick another name.")
-        if retry_policy is not None and not isinstance(retry_policy, RetryPolicy):
-            retry_policy = retry_policy[0] if retry_policy else None  # LangGraph takes a list
+        policies = ((retry_policy,) if isinstance(retry_policy, RetryPolicy)
+                    else tuple(retry_policy or ()))
         from graphrun.local import CompiledStateGraph  # the compiled graph lives there
 
         is_sub = isinstance(action, CompiledStateGraph)
         self.schemas.append(action.spec.types if isinstance(action, CompiledStateGraph) else
                             kwargs.get("input_schema") or input_annotation(action))
         self.nodes[node] = NodeSpec(
-            name=node, fn=action, retry_policy=retry_policy, metadata=dict(metadata or {}),
+            name=node, fn=action, retry_policy=policies, metadata=dict(metadata or {}),
             timeout=timeout, heartbeat_timeout=heartbeat_timeout, local=local,
             accepts_config=False if is_sub else _accepts_config(action),
             is_async=False if is_sub else _is_async(action), is_subgraph=is_sub)
@@ -222,8 +248,6 @@ class StateGraph:
         for s in starts:
             if s == END:
                 raise GraphValidationError("END cannot be the start of an edge. Remove this edge.")
-        if end_key == END:
-            raise GraphValidationError("a join edge cannot end at END; join into a node.")
         if end_key == START:
             raise GraphValidationError("START cannot be the end of an edge. Remove this edge.")
         self.joins.append((starts, end_key))
@@ -264,7 +288,7 @@ class StateGraph:
                         f"{sorted(known)}. Add the node first or fix the name.")
         for starts, end in self.joins:
             for n in (*starts, end):
-                if n not in known and n != START:
+                if n not in known and n not in (START, END):
                     raise GraphValidationError(
                         f"join edge {list(starts)} -> {end!r} names unknown node {n!r}. "
                         f"Known nodes: {sorted(known)}.")
@@ -314,6 +338,12 @@ class StateGraph:
             interrupt_before or [])
         after = [interrupt_after] if isinstance(interrupt_after, str) else list(
             interrupt_after or [])
+        if checkpointer not in (None, True, False) and not callable(
+                getattr(checkpointer, "thread", None)):
+            raise GraphValidationError(
+                f"checkpointer must be graphrun's InMemorySaver (or None, True, False), got "
+                f"{type(checkpointer).__module__}.{type(checkpointer).__qualname__}. On Temporal "
+                f"the workflow keeps the thread: compile without one.")
         self.validate([*before, *after])
         spec = GraphSpec.build(self, name=name or "LangGraph", interrupt_before=before,
                                interrupt_after=after, strict_resume=strict_resume,
@@ -358,6 +388,8 @@ class GraphSpec:
             triggers[n] = [f"branch:to:{n}"]
         joins: dict[str, list[str]] = {}
         for starts, end in b.joins:
+            if end == END:  # waiting to end is ending: nothing to trigger
+                continue
             chan = f"join:{'+'.join(starts)}:{end}"
             channels[chan] = NamedBarrierValue(chan, starts)
             triggers[end].append(chan)
@@ -387,20 +419,23 @@ class GraphSpec:
         if isinstance(update, dict):
             items = update.items()
         elif hasattr(update, "model_fields_set") and hasattr(update, "model_fields"):
-            items = ((k, getattr(update, k)) for k in type(update).model_fields)
+            # LangGraph's rule: a field left None by default, and not set, is not written.
+            fields = type(update).model_fields
+            items = ((k, getattr(update, k)) for k in fields
+                     if getattr(update, k) is not None or fields[k].default is not None
+                     or k in update.model_fields_set)
         elif dataclasses.is_dataclass(update) and not isinstance(update, type):
             items = ((f.name, getattr(update, f.name)) for f in dataclasses.fields(update))
         else:
             raise InvalidUpdateError(
                 f"node '{node}' returned {type(update).__name__} {update!r}; expected a dict "
                 f"of state updates, None, or a Command.", nodes=[node])
+        items = list(items)
         writes = [(k, v) for k, v in items if k in self.channels and k in self.state_keys]
-        unknown = [k for k, _ in (update.items() if isinstance(update, dict) else [])
-                   if k not in self.state_keys]
-        if unknown and not writes and node not in (START, "input"):
-            raise InvalidUpdateError(
-                f"node '{node}' returned keys {unknown} that are not in the state schema "
-                f"{list(self.state_keys)}. Return a dict of state keys.", nodes=[node])
+        unknown = [k for k, _ in items if k not in self.state_keys]
+        if unknown and node not in (START, "input"):  # LangGraph ignores them too
+            _log.warning("node %r returned keys %s that are not in the state schema %s; "
+                         "they are ignored", node, unknown, list(self.state_keys))
         return writes
 
     def make_input(self, values: dict[str, Any]) -> Any:

@@ -8,6 +8,7 @@ LangGraph; serve the same compiled graph on Temporal for durability.
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -19,7 +20,7 @@ from graphrun.engine import Run, TaskCall, TaskResult, Thread
 from graphrun.errors import GraphInterrupt
 from graphrun.graph import GraphSpec
 from graphrun.runner import arun_task, current_task, node_writes, run_task
-from graphrun.types import Command, StateSnapshot
+from graphrun.types import Command, RetryPolicy, StateSnapshot, matching_policy, retry_delay
 
 
 def _now() -> str:
@@ -116,25 +117,27 @@ class CompiledStateGraph:
         return events
 
     def _execute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None) -> TaskResult:
-        policy = self.spec.nodes[call.task.name].retry_policy
+        policies = self.spec.nodes[call.task.name].retry_policy
         attempt = 0
         while True:
             attempt += 1
             result = run_task(self.spec, call, config, resume_map=run.resume_map)
-            if not _should_retry(result, policy, attempt):
+            delay = _retry_delay(result, policies, attempt)
+            if delay is None:
                 return result
-            time.sleep(_backoff(policy, attempt))
+            time.sleep(delay)
 
     async def _aexecute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None
                         ) -> TaskResult:
-        policy = self.spec.nodes[call.task.name].retry_policy
+        policies = self.spec.nodes[call.task.name].retry_policy
         attempt = 0
         while True:
             attempt += 1
             result = await arun_task(self.spec, call, config, resume_map=run.resume_map)
-            if not _should_retry(result, policy, attempt):
+            delay = _retry_delay(result, policies, attempt)
+            if delay is None:
                 return result
-            await asyncio.sleep(_backoff(policy, attempt))
+            await asyncio.sleep(delay)
 
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None, **options: Any
                ) -> dict[str, Any]:
@@ -162,15 +165,16 @@ class CompiledStateGraph:
         return run.output()
 
     def stream(self, input: Any, config: Mapping[str, Any] | None = None, *,
-               stream_mode: str | Sequence[str] = "values", **options: Any
+               stream_mode: str | Sequence[str] = "updates", **options: Any
                ) -> Iterator[Any]:
-        """Yield 'values' (the state after each step) or 'updates' ({node: update})."""
+        """Yield 'updates' ({node: update}, the default as in LangGraph) or 'values'
+        (the state after each step); a list of modes yields (mode, chunk) pairs."""
         run = self._run(input, config, options)
         for events in self._steps(run, config):
             yield from _chunks(events, stream_mode)
 
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
-                      stream_mode: str | Sequence[str] = "values", **options: Any
+                      stream_mode: str | Sequence[str] = "updates", **options: Any
                       ) -> AsyncIterator[Any]:
         run = self._run(input, config, options)
         async for events in self._asteps(run, config):
@@ -259,14 +263,15 @@ class CompiledStateGraph:
         return self.spec
 
 
-def _should_retry(result: TaskResult, policy: Any, attempt: int) -> bool:
-    return (policy is not None and result.exception is not None
-            and attempt < policy.max_attempts and policy.should_retry(result.exception))
-
-
-def _backoff(policy: Any, attempt: int) -> float:
-    return float(min(policy.max_interval,
-                     policy.initial_interval * policy.backoff_factor ** (attempt - 1)))
+def _retry_delay(result: TaskResult, policies: Sequence[RetryPolicy], attempt: int
+                 ) -> float | None:
+    """Seconds before the next attempt, or None when the result stands (LangGraph's rule)."""
+    if result.exception is None:
+        return None
+    policy = matching_policy(policies, result.exception)
+    if policy is None or attempt >= policy.max_attempts:
+        return None
+    return retry_delay(policy, attempt, random.uniform(0, 1))
 
 
 def _chunks(events: list[tuple[str, Any]], stream_mode: str | Sequence[str]) -> Iterator[Any]:

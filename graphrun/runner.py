@@ -248,7 +248,8 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
     t = ctx.call.task
     if ctx.invalid_resume:
         return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume)
-    writes, update = node_writes(graph, t.name, out, t.input, ctx.config,
+    writes, update = node_writes(graph, t.name, out,
+                                 t.state if t.name == START else t.input, ctx.config,
                                  state_input=t.path[0] != PUSH)
     return TaskResult(task_id=t.id, writes=writes, update=update, resume=list(ctx.resume))
 
@@ -265,22 +266,28 @@ def node_writes(graph: GraphSpec, name: str, out: Any, state: Any,
         writes = [(k, v) for k, v in graph.update_to_writes(START, out)
                   if k in graph.input_keys]
         update: Any = out
-    elif isinstance(out, Command):
+    else:
+        writes, update = _output_writes(graph, name, out)
+    writes += edge_writes(graph, name, writes, state if state_input else {}, config)
+    return writes, update
+
+
+def _output_writes(graph: GraphSpec, name: str, out: Any) -> tuple[list[Write], Any]:
+    """A node's return value as writes: an update, a Command, or a list mixing both."""
+    if isinstance(out, Command):
         if out.graph == Command.PARENT:
             raise ParentCommand(dataclasses.replace(out, graph=None))
         writes = graph.update_to_writes(name, out.update) if out.update is not None else []
-        writes += goto_writes(graph, out.gotos())
-        update = out.update
-    elif isinstance(out, (list, tuple)) and out and all(isinstance(c, Command) for c in out):
-        writes, update = [], None
-        for c in out:
-            w, _ = node_writes(graph, name, c, state, config, state_input=state_input)
+        return writes + goto_writes(graph, out.gotos()), out.update
+    if isinstance(out, (list, tuple)) and any(isinstance(c, Command) for c in out):
+        writes, updates = [], []
+        for item in out:
+            w, u = _output_writes(graph, name, item)
             writes += w
-    else:
-        writes = graph.update_to_writes(name, out)
-        update = out
-    writes += edge_writes(graph, name, writes, state if state_input else {}, config)
-    return writes, update
+            if u is not None:
+                updates.append(u)
+        return writes, updates or None
+    return graph.update_to_writes(name, out), out
 
 
 def edge_writes(graph: GraphSpec, name: str, writes: list[Write], state: Any,

@@ -16,7 +16,7 @@ import math
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from graphrun.channels import MISSING
+from graphrun.channels import MISSING, Overwrite
 from graphrun.checkpoint import Checkpoint, Task, Thread
 from graphrun.declared import NO_TYPES, DeclaredTypes, is_model, is_namedtuple, type_path
 from graphrun.errors import UndeclaredTypeError
@@ -25,7 +25,7 @@ from graphrun.types import Command, Interrupt, PendingTask, Send
 TAG = "__gr"
 MAX_DECODE_DEPTH = 250  # above any input limit and what the SDK decodes; far from the stack limit
 # graphrun's own plain-data classes that travel tagged as dataclasses.
-_OWN_TYPES = DeclaredTypes([Checkpoint, Task, Thread])
+_OWN_TYPES = DeclaredTypes([Checkpoint, Overwrite, Task, Thread])
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 

@@ -19,7 +19,9 @@ from graphrun.engine import (
 )
 from graphrun.errors import InvalidUpdateError, NodeFailedError
 from graphrun.graph import GraphSpec
-from graphrun.types import INTERRUPT, START, PregelTask, StateSnapshot
+from graphrun.types import END, INTERRUPT, START, PregelTask, StateSnapshot
+
+COPY = "__copy__"  # update_state(config, None, as_node=COPY) forks a copy
 
 
 def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
@@ -59,8 +61,7 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         next=tuple(t.name for t in tasks if not with_pending or not (
             ckpt.pending.get(t.id) and ckpt.pending[t.id].status == "done")),
         config=config(ckpt.id),
-        metadata={"source": ckpt.source, "step": ckpt.step, "parents": {},
-                  "writes": ckpt.writes},
+        metadata={"source": ckpt.source, "step": ckpt.step, "parents": {}},
         created_at=ckpt.created_at,
         parent_config=config(ckpt.parent_id) if ckpt.parent_id else None,
         tasks=tuple(pregel_tasks),
@@ -77,9 +78,58 @@ def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | N
     included; the Temporal workflow runs that part in an activity when the node
     has routing functions, so it uses the two halves below.
     """
+    special = special_update(graph, thread, values, as_node, clock=clock, checkpoint=checkpoint)
+    if special is not None:
+        if as_node == COPY and isinstance(values, list) and values:
+            for item_values, item_node in values:  # the copy, then updates on top of it
+                special = update_state(graph, thread, item_values, item_node, clock=clock,
+                                       checkpoint=special.id, node_writes=node_writes,
+                                       config=config)
+        return special
     node, values, current = resolve_update(graph, thread, values, as_node, checkpoint=checkpoint)
     writes, update = node_writes(graph, node, values, current, config)
     return apply_update(graph, thread, node, writes, update, clock=clock, checkpoint=checkpoint)
+
+
+def special_update(graph: GraphSpec, thread: Thread, values: Any, as_node: str | None, *,
+                   clock: Callable[[], str], checkpoint: str | None) -> Checkpoint | None:
+    """LangGraph's two updates that run no node: `as_node="__copy__"` forks a copy of
+    the checkpoint (a sibling of it), and `(None, as_node=END)` ends the pending tasks,
+    keeping the writes of those that already ran."""
+    if as_node == COPY:
+        found = thread.get(checkpoint)
+        if found is None:
+            raise InvalidUpdateError("Cannot copy a non-existent checkpoint")
+        base = found
+        return thread.append(lambda cid: dataclasses.replace(
+            base, id=cid, step=base.step + 1, source="fork", parent_id=base.parent_id,
+            created_at=clock(), pending={}, null_writes=[], writes=None,
+            channel_versions=dict(base.channel_versions),
+            versions_seen={k: dict(v) for k, v in base.versions_seen.items()}))
+    if as_node == END and values is None:
+        head = thread.get(checkpoint)
+        if head is None:
+            channels = restore_channels(graph, None)
+            work = Checkpoint(id="", step=-2, source="update", channel_values={},
+                              channel_versions={}, versions_seen={}, parent_id=None,
+                              created_at="")
+        else:
+            work, channels = resolve_checkpoint(graph, head)
+            work = dataclasses.replace(
+                work, channel_versions=dict(work.channel_versions),
+                versions_seen={k: dict(v) for k, v in work.versions_seen.items()})
+            tasks = prepare_tasks(graph, work, channels)
+            done = {t.id: p.writes for t in tasks if (p := work.pending.get(t.id))
+                    and p.status == "done"}
+            apply_writes(graph, work, channels, [(t, done.get(t.id, ())) for t in tasks],
+                         work.step + 1)
+        saved = save_channels(channels)
+        return thread.append(lambda cid: Checkpoint(
+            id=cid, step=work.step + 1, source="update", channel_values=saved,
+            channel_versions=dict(work.channel_versions),
+            versions_seen={k: dict(v) for k, v in work.versions_seen.items()},
+            parent_id=work.id or None, created_at=clock()))
+    return None
 
 
 def resolve_update(graph: GraphSpec, thread: Thread, values: Any, as_node: str | None, *,

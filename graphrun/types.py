@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 START = "__start__"
 END = "__end__"
@@ -40,8 +40,11 @@ class Send:
         return f"Send(node={self.node!r}, arg={self.arg!r})"
 
 
+N = TypeVar("N")
+
+
 @dataclass(frozen=True)
-class Command:
+class Command(Generic[N]):
     """Update state, jump to nodes, and/or answer interrupts in one step.
 
     Returned from a node: `Command(update={...}, goto="next")`.
@@ -111,6 +114,19 @@ class RetryPolicy:
         if isinstance(self.retry_on, Sequence):
             return isinstance(exc, tuple(self.retry_on))
         return bool(self.retry_on(exc))
+
+
+def matching_policy(policies: Sequence[RetryPolicy], exc: BaseException
+                    ) -> RetryPolicy | None:
+    """The first policy that retries `exc` (LangGraph's rule for a list of policies)."""
+    return next((p for p in policies if p.should_retry(exc)), None)
+
+
+def retry_delay(policy: RetryPolicy, attempt: int, jitter: float = 0.0) -> float:
+    """Seconds to wait after failed attempt number `attempt` (1-based); `jitter` in [0, 1)."""
+    interval = min(policy.max_interval,
+                   policy.initial_interval * policy.backoff_factor ** (attempt - 1))
+    return interval + jitter if policy.jitter else interval
 
 
 class PregelTask(NamedTuple):

@@ -456,13 +456,15 @@ def _loads(data: Any, spec: GraphSpec, decode: Any = serde.loads) -> Any:
 
 
 def _retry_policy(node: NodeSpec) -> TemporalRetryPolicy:
-    p = node.retry_policy
-    if p is None:  # LangGraph runs a node without a retry policy once
+    if not node.retry_policy:  # LangGraph runs a node without a retry policy once
         return TemporalRetryPolicy(maximum_attempts=1)
+    # Temporal keeps one schedule: the first policy's. The activity stops retrying an
+    # error once the policy that matches it has used its own attempts.
+    p = node.retry_policy[0]
     return TemporalRetryPolicy(initial_interval=timedelta(seconds=p.initial_interval),
                                backoff_coefficient=p.backoff_factor,
                                maximum_interval=timedelta(seconds=p.max_interval),
-                               maximum_attempts=p.max_attempts)
+                               maximum_attempts=max(q.max_attempts for q in node.retry_policy))
 
 
 def _json(v: Any) -> str:

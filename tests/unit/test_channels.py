@@ -157,11 +157,28 @@ def test_overwrite_bypasses_the_reducer() -> None:
     assert ch.get() == ["z"]
 
 
-def test_overwrite_then_later_writes_in_the_same_step_fold_on_top() -> None:
-    ch = BinaryOperatorAggregate("log", operator.add, list).restore(["a"])
-    ch.update([["b"], Overwrite(["z"]), ["c"]])
-    assert ch.get() == ["z", "c"]
+@pytest.mark.parametrize("writes", [
+    [["b"], Overwrite(["z"]), ["c"]],
+    [["b"], {"__overwrite__": ["z"]}, ["c"]],
+    [["b"], {"type": "__overwrite__", "value": ["z"]}],
+])
+def test_an_overwrite_discards_the_steps_other_writes_as_in_langgraph(writes: list) -> None:
+    from langgraph.channels.binop import BinaryOperatorAggregate as LangGraphAggregate
+    from langgraph.types import Overwrite as LangGraphOverwrite
+
+    ours = BinaryOperatorAggregate("log", operator.add, list).restore(["a"])
+    ours.update(writes)
+    theirs = LangGraphAggregate(list, operator.add).from_checkpoint(["a"])
+    theirs.update([LangGraphOverwrite(w.value) if isinstance(w, Overwrite) else w
+                   for w in writes])
+    assert ours.get() == theirs.get() == ["z"]
     assert repr(Overwrite(1)) == "Overwrite(value=1)"
+
+
+def test_two_overwrites_in_one_step_are_an_error() -> None:
+    ch = BinaryOperatorAggregate("log", operator.add, list).restore(["a"])
+    with pytest.raises(InvalidUpdateError, match="two Overwrite values"):
+        ch.update([Overwrite(["y"]), Overwrite(["z"])], step=3, nodes=["a", "b"])
 
 
 # -- EphemeralValue ----------------------------------------------------------------
