@@ -1,3 +1,4 @@
+# ruff: noqa: B010, B011, B023, B905, RUF005, RUF043, SIM108, UP042  (upstream code kept as is)
 """LangGraph's own graph-API tests (sync), ported to graphrun.
 
 Upstream: langchain-ai/langgraph, libs/langgraph/tests/test_pregel.py at commit
@@ -8,23 +9,20 @@ Tests not ported (low-level Pregel API, LangGraph-only checkpointers, Runnable
 specifics, Store, debug/snapshot assertions, get_graph, managed values, functional
 API) are listed in tests/langgraph_suite/README.md.
 
-`add_messages`/`MessagesState` and langchain_core messages have no graphrun
-equivalent; they are imported from LangGraph/LangChain as plain values and reducers.
+`add_messages`/`MessagesState` come from `graphrun.messages` when it exists, else
+from LangGraph (a plain reducer function and TypedDict); messages are langchain_core's.
+`StateUpdate` comes from LangGraph while graphrun has none (bulk_update_state tests).
 """
 
 import enum
-import functools
-import json
 import operator
-import random
 import threading
 import time
 import uuid
-from collections import Counter, defaultdict, deque
+from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
-from unittest.mock import Mock
 
 import pytest
 from langchain_core.messages import (
@@ -35,17 +33,14 @@ from langchain_core.messages import (
     RemoveMessage,
 )
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
-from graphrun.errors import ParentCommand
 from graphrun import (
     END,
     START,
     Command,
-    GraphRecursionError,
     InMemorySaver,
     Interrupt,
-    InvalidResumeError,
     InvalidUpdateError,
     Overwrite,
     PregelTask,
@@ -55,21 +50,14 @@ from graphrun import (
     StateSnapshot,
     interrupt,
 )
-from tests.langgraph_suite.any_str import AnyStr, AnyVersion, FloatBetween, UnsortedSequence
-from tests.langgraph_suite.messages import (
-    _AnyIdAIMessage,
-    _AnyIdHumanMessage,
-    _AnyIdToolMessage,
-)
+from graphrun.errors import ParentCommand
+from tests.langgraph_suite.any_str import AnyStr, FloatBetween, UnsortedSequence
+from tests.langgraph_suite.messages import _AnyIdHumanMessage
 
 try:
     from graphrun.messages import MessagesState, add_messages
 except ImportError:  # graphrun has no messages module yet: use LangGraph's reducer
     from langgraph.graph.message import MessagesState, add_messages
-
-    HAS_MESSAGES = False
-else:
-    HAS_MESSAGES = True
 
 try:
     from graphrun import StateUpdate
@@ -78,6 +66,8 @@ except ImportError:  # graphrun has no bulk_update_state()/StateUpdate yet
 
 PULL = "__pregel_pull"  # graphrun: LangGraph's langgraph._internal._constants.PULL
 ERROR = "__error__"
+# graphrun: LangGraph's internal config key (a callback called as each node finishes)
+CONFIG_KEY_NODE_FINISHED = "__pregel_node_finished"
 
 pytestmark = pytest.mark.anyio
 
@@ -5425,3 +5415,58 @@ def test_fork_does_not_apply_pending_writes(
 
     # Should be: 1 (input) + 20 (forked node_a) + 100 (node_b) = 121
     assert result == {"value": 121}
+
+
+def test_node_destinations() -> None:
+    class State(TypedDict):
+        foo: Annotated[str, operator.add]
+
+    def node_a(state: State):
+        value = state["foo"]
+        if value == "a":
+            goto = "node_b"
+        else:
+            goto = "node_c"
+
+        return Command(
+            update={"foo": value},
+            goto=goto,
+            graph=Command.PARENT,
+        )
+
+    subgraph = StateGraph(State).add_node(node_a).add_edge(START, "node_a").compile()
+
+    # test calling subgraph inside a node function
+    def call_subgraph(state: State):
+        return subgraph.invoke(state)
+
+    def node_b(state: State):
+        return {"foo": "b"}
+
+    def node_c(state: State):
+        return {"foo": "c"}
+
+    for subgraph_node in (subgraph, call_subgraph):
+        # destinations w/ tuples
+        builder = StateGraph(State)
+        builder.add_edge(START, "child")
+        builder.add_node("child", subgraph_node, destinations=("node_b", "node_c"))
+        builder.add_node(node_b)
+        builder.add_node(node_c)
+        compiled_graph = builder.compile()
+        assert compiled_graph.invoke({"foo": ""}) == {"foo": "c"}
+
+        # graphrun: the get_graph().edges assertion is not ported
+
+        # destinations w/ dicts
+        builder = StateGraph(State)
+        builder.add_edge(START, "child")
+        builder.add_node(
+            "child", subgraph_node, destinations={"node_b": "foo", "node_c": "bar"}
+        )
+        builder.add_node(node_b)
+        builder.add_node(node_c)
+        compiled_graph = builder.compile()
+        assert compiled_graph.invoke({"foo": ""}) == {"foo": "c"}
+
+        # graphrun: the get_graph().edges assertion is not ported
