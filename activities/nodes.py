@@ -36,7 +36,7 @@ async def run_node(call: NodeCall) -> NodeResult:
             task=serde.loads(call.task, types), resume=serde.loads(call.resume, types),
             null_resume=(serde.loads(call.null_resume, types) if call.has_null_resume
                          else MISSING),
-            nested=serde.loads(call.nested, types))
+            nested=serde.loads(call.nested, types), context=serde.loads(call.context, types))
         config: dict[str, Any] = serde.loads(call.config, types) or {}
         resume_map = serde.loads(call.resume_map, types)
     except (UndeclaredTypeError, ValueError) as exc:
@@ -64,7 +64,7 @@ async def run_node(call: NodeCall) -> NodeResult:
             writes=serde.dumps(result.writes, types), update=serde.dumps(result.update, types),
             interrupts=[serde.interrupt_to_json(i) for i in result.interrupts],
             resume=serde.dumps(result.resume, types), nested=serde.dumps(result.nested, types),
-            invalid_resume=result.invalid_resume)
+            invalid_resume=result.invalid_resume, custom=serde.dumps(result.custom, types))
     except (UndeclaredTypeError, TypeError) as exc:
         raise _refuse(f"node '{call.node}' wrote a value it cannot store", exc) from None
 

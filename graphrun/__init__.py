@@ -17,6 +17,7 @@ from graphrun.errors import (
 from graphrun.graph import StateGraph
 from graphrun.local import CompiledStateGraph, InMemorySaver, MemorySaver
 from graphrun.runner import heartbeat, interrupt
+from graphrun.runtime import Runtime, get_runtime, get_stream_writer
 from graphrun.types import (
                              END,
                              START,
@@ -46,9 +47,12 @@ __all__ = [
     "Overwrite",
     "PregelTask",
     "RetryPolicy",
+    "Runtime",
     "Send",
     "StateGraph",
     "StateSnapshot",
+    "get_runtime",
+    "get_stream_writer",
     "heartbeat",
     "interrupt",
 ]

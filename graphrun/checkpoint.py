@@ -115,6 +115,7 @@ class TaskCall:
     resume: list[Any] = field(default_factory=list)
     null_resume: Any = MISSING
     nested: dict[str, Any] = field(default_factory=dict)
+    context: Any = None  # the run's runtime context (invoke(..., context=...))
 
 
 @dataclass
@@ -130,3 +131,4 @@ class TaskResult:
     error: dict[str, str] | None = None
     exception: BaseException | None = field(default=None, compare=False)
     invalid_resume: str | None = None
+    custom: list[Any] = field(default_factory=list)  # chunks for the 'custom' stream mode

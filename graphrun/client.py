@@ -277,7 +277,8 @@ class RemoteGraph:
                                        if config and "recursion_limit" in config else {})},
                             stream=stream,
                             interrupt_before=_names(options.get("interrupt_before")),
-                            interrupt_after=_names(options.get("interrupt_after")))
+                            interrupt_after=_names(options.get("interrupt_after")),
+                            context=self._send(options.get("context"), "the context"))
         wid = self.gc.workflow_id(tid)
         try:
             if input is None or isinstance(input, Command):

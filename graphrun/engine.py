@@ -81,6 +81,7 @@ __all__ = [
     "save_channels",
     "should_interrupt",
     "task_id",
+    "update_chunk",
     "validate_resume",
     "values_with_pending",
 ]
@@ -217,6 +218,16 @@ def _path_key(task: Task | None) -> tuple[Any, ...]:
     return (kind, str(key).zfill(10) if isinstance(key, int) else str(key))
 
 
+def update_chunk(graph: GraphSpec, writes: Sequence[Write]) -> Any:
+    """A task's 'updates' stream value: its writes to output keys (LangGraph's shape)."""
+    out = [(c, v) for c, v in writes if c in graph.output_keys]
+    if not out:
+        return None
+    if len({c for c, _ in out}) < len(out):  # a key written twice: one dict per write
+        return [{c: v} for c, v in out]
+    return dict(out)
+
+
 def should_interrupt(ckpt: Checkpoint, nodes: Sequence[str], tasks: Sequence[Task]) -> bool:
     """A static breakpoint fires once per change of state (LangGraph's rule)."""
     if not nodes:
@@ -249,8 +260,9 @@ class Run:
                  recursion_limit: int = 25, ns: str = "", null_resume: Any = MISSING,
                  resume_map: Mapping[str, Any] | None = None,
                  checkpointer: bool = True, interrupt_before: Sequence[str] | None = None,
-                 interrupt_after: Sequence[str] | None = None) -> None:
+                 interrupt_after: Sequence[str] | None = None, context: Any = None) -> None:
         self.graph = graph
+        self.context = context
         # Breakpoints given to invoke() replace the compiled ones for this run (LangGraph).
         self.interrupt_before = _breakpoints(graph, interrupt_before, graph.interrupt_before)
         self.interrupt_after = _breakpoints(graph, interrupt_after, graph.interrupt_after)
@@ -398,7 +410,8 @@ class Run:
         null = MISSING
         if self.null_resume is not MISSING and self._owner_of_null_resume() == task.id:
             null = self.null_resume
-        return TaskCall(task=task, resume=resume, null_resume=null, nested=nested)
+        return TaskCall(task=task, resume=resume, null_resume=null, nested=nested,
+                        context=self.context)
 
     def _owner_of_null_resume(self) -> str | None:
         # The single pending interrupt's task; else (lenient mode) the first task.
@@ -422,8 +435,9 @@ class Run:
         failed = [r for r in results if r.error]
         ordered = [(t, by_id[t.id]) for t in sorted(self._tasks, key=_path_key) if t.id in by_id]
         for t, r in ordered:
+            self.events += [("custom", chunk) for chunk in r.custom]
             if not r.error and not r.interrupts and t.id not in self._done and t.name != START:
-                self.events.append(("updates", {t.name: r.update}))
+                self.events.append(("updates", {t.name: update_chunk(self.graph, r.writes)}))
         if interrupted or failed:
             pending: dict[str, PendingTask] = {}
             for t, r in ordered:

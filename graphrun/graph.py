@@ -28,6 +28,7 @@ from graphrun.channels import (
 )
 from graphrun.declared import NO_TYPES, DeclaredTypes, input_annotation, reachable
 from graphrun.errors import GraphValidationError, InvalidUpdateError
+from graphrun.runtime import injected
 from graphrun.types import END, START, TASKS, RetryPolicy
 
 Reducer = Callable[[Any, Any], Any]
@@ -45,7 +46,7 @@ class NodeSpec:
     timeout: timedelta | None = None
     heartbeat_timeout: timedelta | None = None
     local: bool | None = None
-    accepts_config: bool = False
+    injects: tuple[str, ...] = ()  # config / runtime / writer / store, passed by name
     is_async: bool = False
     is_subgraph: bool = False
 
@@ -56,16 +57,7 @@ class Branch:
 
     path: Callable[..., Any]
     path_map: dict[Hashable, str] | None
-    accepts_config: bool = False
-
-
-def _accepts_config(fn: Callable[..., Any]) -> bool:
-    try:
-        params = [p for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        return False
-    return len(params) >= 2 or any(p.name == "config" for p in params)
+    injects: tuple[str, ...] = ()
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -164,7 +156,9 @@ class StateGraph:
     def __init__(self, state_schema: Any, context_schema: Any = None, *,
                  input_schema: Any = None, output_schema: Any = None) -> None:
         self.state_schema = state_schema
-        self.schemas = [state_schema, input_schema, output_schema]  # for declared types
+        self.context_schema = context_schema
+        self.schemas = [state_schema, input_schema, output_schema,  # for declared types
+                        context_schema]
         self.fields = _state_fields(state_schema)
         self.input_keys = list(_state_fields(input_schema)) if input_schema else list(self.fields)
         self.output_keys = (list(_state_fields(output_schema)) if output_schema
@@ -214,7 +208,7 @@ class StateGraph:
         self.nodes[node] = NodeSpec(
             name=node, fn=action, retry_policy=policies, metadata=dict(metadata or {}),
             timeout=timeout, heartbeat_timeout=heartbeat_timeout, local=local,
-            accepts_config=False if is_sub else _accepts_config(action),
+            injects=() if is_sub else injected(action),
             is_async=False if is_sub else _is_async(action), is_subgraph=is_sub)
         return self
 
@@ -263,7 +257,7 @@ class StateGraph:
             path_map = {name: name for name in path_map}
         self.branches.setdefault(source, []).append(
             Branch(path=path, path_map=dict(path_map) if path_map else None,
-                   accepts_config=_accepts_config(path)))
+                   injects=injected(path)))
         return self
 
     def set_entry_point(self, key: str) -> StateGraph:
@@ -340,8 +334,9 @@ class StateGraph:
             interrupt_after or [])
         if checkpointer not in (None, True, False) and not callable(
                 getattr(checkpointer, "thread", None)):
-            raise GraphValidationError(
-                f"checkpointer must be graphrun's InMemorySaver (or None, True, False), got "
+            raise TypeError(
+                f"Invalid checkpointer provided: it must be graphrun's InMemorySaver (or None, "
+                f"True, False), got "
                 f"{type(checkpointer).__module__}.{type(checkpointer).__qualname__}. On Temporal "
                 f"the workflow keeps the thread: compile without one.")
         self.validate([*before, *after])

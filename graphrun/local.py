@@ -85,7 +85,8 @@ class CompiledStateGraph:
                    recursion_limit=int((config or {}).get("recursion_limit", 25)),
                    checkpointer=self.checkpointer is not None,
                    interrupt_before=options.get("interrupt_before"),
-                   interrupt_after=options.get("interrupt_after"))
+                   interrupt_after=options.get("interrupt_after"),
+                   context=options.get("context"))
 
     def _after(self, run: Run) -> None:
         if run.status == "failed":
@@ -196,7 +197,7 @@ class CompiledStateGraph:
         run = Run(self.spec, thread, None if resuming else input, clock=_now,
                   ns=ctx.call.task.ns,
                   null_resume=ctx.take_null_resume() if resuming else MISSING,
-                  resume_map=ctx.resume_map if resuming else None)
+                  resume_map=ctx.resume_map if resuming else None, context=ctx.call.context)
 
         def finish() -> Any:
             if run.status == "interrupted" and run.interrupts:

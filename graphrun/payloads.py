@@ -32,6 +32,7 @@ class NodeCall(_Wire):
     resume_map: dict[str, Any] = {}
     nested: dict[str, Any] = {}
     config: dict[str, Any] = {}
+    context: Any = None  # the run's runtime context, typed JSON
 
 
 class NodeResult(_Wire):
@@ -43,6 +44,7 @@ class NodeResult(_Wire):
     resume: list[Any] = []
     nested: dict[str, Any] = {}
     invalid_resume: str | None = None
+    custom: list[Any] = []  # chunks the node sent to the 'custom' stream, typed JSON
 
 
 class UpdateCall(_Wire):
@@ -70,6 +72,7 @@ class InvokeRequest(_Wire):
     stream: bool = False  # return the run's stream chunks too (for astream)
     interrupt_before: list[str] | None = None  # this run's breakpoints, if given
     interrupt_after: list[str] | None = None
+    context: Any = None  # invoke(..., context=...), typed JSON
 
 
 class RunResult(_Wire):

@@ -7,8 +7,11 @@ the runner turns that into a `TaskResult` carrying the interrupts as data.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextvars
 import dataclasses
+import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -20,6 +23,7 @@ from graphrun.checkpoint import TaskCall, TaskResult, Write, interrupt_id
 from graphrun.engine import goto_writes
 from graphrun.errors import GraphInterrupt, InvalidResumeError, InvalidUpdateError, ParentCommand
 from graphrun.graph import GraphSpec
+from graphrun.runtime import Runtime, coerce_context
 from graphrun.types import END, PUSH, START, Command, Interrupt, Send
 
 
@@ -37,10 +41,22 @@ class TaskContext:
     counter: int = 0
     subgraph_counter: int = 0
     invalid_resume: str | None = None
+    custom: list[Any] = dataclasses.field(default_factory=list)
 
     def take_null_resume(self) -> Any:
         v, self.null_resume = self.null_resume, MISSING
         return v
+
+    def runtime(self) -> Runtime[Any]:
+        context = coerce_context(self.graph.builder.context_schema, self.call.context)
+        return Runtime(context=context, stream_writer=self.custom.append)
+
+    def kwargs(self, names: tuple[str, ...]) -> dict[str, Any]:
+        """The injected arguments a node or routing function asked for, by name."""
+        runtime = self.runtime() if names else None
+        values = {"config": self.config, "runtime": runtime, "store": None,
+                  "writer": runtime.stream_writer if runtime else None}
+        return {n: values[n] for n in names}
 
 
 _CONTEXT: contextvars.ContextVar[TaskContext | None] = contextvars.ContextVar(
@@ -171,12 +187,7 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
     try:
         node = graph.nodes[call.task.name]
         try:
-            if node.is_async:
-                import asyncio
-
-                out = asyncio.run(_call_async(node.fn, ctx))
-            else:
-                out = _call(node, ctx)
+            out = asyncio.run(_call_async(node.fn, ctx)) if node.is_async else _call(node, ctx)
         except ParentCommand as command:  # a subgraph this node ran speaks for it
             out = command.command
         return _finish(graph, ctx, out)
@@ -220,28 +231,27 @@ def _call(node: Any, ctx: TaskContext) -> Any:
         return ctx.call.task.input
     if node.is_subgraph:  # its thread is kept in this task (see CompiledStateGraph.invoke)
         return node.fn.invoke(ctx.call.task.input, ctx.config)
-    args = (_node_input(ctx), ctx.config) if node.accepts_config else (_node_input(ctx),)
-    return node.fn(*args)
+    return node.fn(_node_input(ctx), **ctx.kwargs(node.injects))
 
 
 async def _call_async(fn: Callable[..., Awaitable[Any]] | None, ctx: TaskContext) -> Any:
     assert fn is not None
     node = ctx.graph.nodes[ctx.call.task.name]
-    args = (_node_input(ctx), ctx.config) if node.accepts_config else (_node_input(ctx),)
-    return await fn(*args)
+    return await fn(_node_input(ctx), **ctx.kwargs(node.injects))
 
 
 def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool) -> TaskResult:
     t = ctx.call.task
     if isinstance(exc, GraphInterrupt):
         return TaskResult(task_id=t.id, interrupts=list(exc.interrupts),
-                          resume=list(ctx.resume), nested=ctx.nested)
+                          resume=list(ctx.resume), nested=ctx.nested, custom=list(ctx.custom))
     if ctx.invalid_resume:
         return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume)
     if isinstance(exc, ParentCommand) or raise_errors or not isinstance(exc, Exception):
         raise exc
     return TaskResult(task_id=t.id, error={"type": type(exc).__name__, "message": str(exc)},
-                      exception=exc, resume=list(ctx.resume), nested=ctx.nested)
+                      exception=exc, resume=list(ctx.resume), nested=ctx.nested,
+                      custom=list(ctx.custom))
 
 
 def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
@@ -251,7 +261,8 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
     writes, update = node_writes(graph, t.name, out,
                                  t.state if t.name == START else t.input, ctx.config,
                                  state_input=t.path[0] != PUSH)
-    return TaskResult(task_id=t.id, writes=writes, update=update, resume=list(ctx.resume))
+    return TaskResult(task_id=t.id, writes=writes, update=update, resume=list(ctx.resume),
+                      custom=list(ctx.custom))
 
 
 def node_writes(graph: GraphSpec, name: str, out: Any, state: Any,
@@ -303,7 +314,7 @@ def edge_writes(graph: GraphSpec, name: str, writes: list[Write], state: Any,
         fresh = _fresh_state(graph, state, writes)
         for br in branches:
             arg = graph.make_input(fresh)
-            result = br.path(arg, config) if br.accepts_config else br.path(arg)
+            result = _settled(br.path(arg, **_branch_kwargs(br.injects, config)))
             items = result if isinstance(result, (list, tuple)) else [result]
             targets: list[str | Send] = []
             for item in items:
@@ -333,3 +344,26 @@ def _fresh_state(graph: GraphSpec, state: Any, writes: list[Write]) -> dict[str,
         if ch.is_available():
             values[k] = ch.get()
     return values
+
+
+def _branch_kwargs(names: tuple[str, ...], config: Mapping[str, Any] | None) -> dict[str, Any]:
+    ctx = _CONTEXT.get()
+    if ctx is not None:
+        return ctx.kwargs(names)
+    runtime = Runtime[Any]()  # update_state outside a run: no context
+    values = {"config": dict(config or {}), "runtime": runtime, "store": None,
+              "writer": runtime.stream_writer}
+    return {n: values[n] for n in names}
+
+
+def _settled(result: Any) -> Any:
+    """An async routing function's result, awaited (on its own loop: this code is sync)."""
+    if not inspect.isawaitable(result):
+        return result
+    ctx = contextvars.copy_context()
+
+    async def wait() -> Any:
+        return await result
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(ctx.run, asyncio.run, wait()).result()

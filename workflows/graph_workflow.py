@@ -52,6 +52,7 @@ class _Invocation:
     interrupt_before: list[str] | None = None
     interrupt_after: list[str] | None = None
     refusal: Exception | None = None  # refused on arrival; answered in turn
+    context: Any = None
 
 
 @workflow.defn(name="GraphWorkflow")
@@ -179,7 +180,7 @@ class GraphWorkflow:
                              checkpoint=item.checkpoint_id,
                              recursion_limit=int(item.config.get("recursion_limit", 25)),
                              interrupt_before=item.interrupt_before,
-                             interrupt_after=item.interrupt_after)
+                             interrupt_after=item.interrupt_after, context=item.context)
         except (GraphrunError, RuntimeError, ValueError) as exc:
             return self._refused(item, exc)
         self._set_status("running")
@@ -231,7 +232,8 @@ class GraphWorkflow:
                                     else call.null_resume),
             has_null_resume=call.null_resume is not MISSING,
             resume_map=serde.dumps(dict(run.resume_map)), nested=serde.dumps(call.nested),
-            config=serde.dumps({k: v for k, v in item.config.items() if k == "configurable"}))
+            config=serde.dumps({k: v for k, v in item.config.items() if k == "configurable"}),
+            context=serde.dumps(call.context))
         options: dict[str, Any] = {
             "start_to_close_timeout": node.timeout or DEFAULT_NODE_TIMEOUT,
             "retry_policy": _retry_policy(node),
@@ -256,7 +258,7 @@ class GraphWorkflow:
                 interrupts=[self._loads(i, serde.interrupt_from_json)
                             for i in res.interrupts],
                 resume=self._loads(res.resume), nested=self._loads(res.nested),
-                invalid_resume=res.invalid_resume)
+                invalid_resume=res.invalid_resume, custom=self._loads(res.custom))
         except (UndeclaredTypeError, ValueError) as exc:  # never a workflow-task failure
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
                                      error={"type": type(exc).__name__, "message": str(exc)})
@@ -291,10 +293,11 @@ class GraphWorkflow:
                  from_signal: bool = False, stream: bool = False,
                  interrupt_before: list[str] | None = None,
                  interrupt_after: list[str] | None = None,
-                 refusal: Exception | None = None) -> int:
+                 refusal: Exception | None = None, context: Any = None) -> int:
         self._count += 1
         self._inbox.append(_Invocation(self._count, input, checkpoint_id, config, from_signal,
-                                       stream, interrupt_before, interrupt_after, refusal))
+                                       stream, interrupt_before, interrupt_after, refusal,
+                                       context))
         return self._count
 
     # -- what arrives: decoded once, into declared types only, within the limits --------
@@ -317,14 +320,15 @@ class GraphWorkflow:
         """Run the graph with new input, None or a Command; answers when it next stops."""
         refusal: Exception | None = None
         try:
-            value = self._take_decoded(req.input, "the input")
+            value, context = self._take_decoded([req.input, req.context], "the input")
         except (GraphrunError, ValueError) as exc:
             # Only on a thread that never started (see the validator): refused in turn,
             # so the workflow closes instead of staying open with nothing in it.
-            value, refusal = None, exc
+            value, context, refusal = None, None, exc
         n = self._enqueue(value, req.checkpoint_id, dict(req.config),
                           stream=req.stream, interrupt_before=req.interrupt_before,
-                          interrupt_after=req.interrupt_after, refusal=refusal)
+                          interrupt_after=req.interrupt_after, refusal=refusal,
+                          context=context)
         await workflow.wait_condition(lambda: n in self._results)
         result = self._results.pop(n)
         if result.error is not None and result.status != "failed":
@@ -336,16 +340,17 @@ class GraphWorkflow:
     def _validate_invoke(self, req: InvokeRequest) -> None:
         # Reject bad input before it enters history, when the answer is knowable now.
         try:
-            value = self._decode_input(req.input, "the input")
+            decoded = self._decode_input([req.input, req.context], "the input")
         except (GraphrunError, ValueError):
             if not self._thread.checkpoints and not self._count:
                 return  # a thread that never started: the handler refuses it and closes
             raise
+        value = decoded[0]
         if isinstance(value, Command) and value.resume is not None and not (
                 self._busy or self._inbox):
             engine.validate_resume(self._spec, self._thread, value.resume,
                                    checkpoint=req.checkpoint_id)
-        self._decoded[workflow.current_update_info().id] = value  # type: ignore[union-attr]
+        self._decoded[workflow.current_update_info().id] = decoded  # type: ignore[union-attr]
 
     @workflow.update
     async def update_state(self, values: Any, as_node: str | None = None,

@@ -25,9 +25,12 @@ EXPECTED_ALL = sorted([
     "Overwrite",
     "PregelTask",
     "RetryPolicy",
+    "Runtime",
     "Send",
     "StateGraph",
     "StateSnapshot",
+    "get_runtime",
+    "get_stream_writer",
     "heartbeat",
     "interrupt",
 ])

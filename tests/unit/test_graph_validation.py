@@ -146,16 +146,19 @@ def test_add_node_with_a_function_names_it_after_the_function() -> None:
     builder = StateGraph(State).add_node(a)
     assert list(builder.nodes) == ["a"]
     assert builder.nodes["a"].fn is a
-    assert builder.nodes["a"].accepts_config is False
+    assert builder.nodes["a"].injects == ()
 
 
-def test_add_node_detects_config_and_async() -> None:
-    def with_config(state: Any, config: Any) -> None: ...
+def test_add_node_detects_injected_parameters_by_name_and_async() -> None:
+    def with_config(state: Any, config: Any, *, runtime: Any, writer: Any) -> None: ...
+
+    def two_args(state: Any, other: Any = None) -> None: ...
 
     async def anode(state: Any) -> None: ...
 
-    builder = StateGraph(State).add_node(with_config).add_node(anode)
-    assert builder.nodes["with_config"].accepts_config
+    builder = StateGraph(State).add_node(with_config).add_node(anode).add_node(two_args)
+    assert builder.nodes["with_config"].injects == ("config", "runtime", "writer")
+    assert builder.nodes["two_args"].injects == ()  # as LangGraph: by name only
     assert builder.nodes["anode"].is_async
     assert not builder.nodes["with_config"].is_async
 

@@ -1,0 +1,90 @@
+"""What a node can ask for besides its state: `Runtime`, `get_runtime`, `get_stream_writer`.
+
+As in LangGraph, a node (or a routing function) receives these by parameter
+name: `config`, `runtime` (a `Runtime` with the run's `context` and a
+`stream_writer`), `writer` and `store`. `invoke(..., context=...)` sets the
+context; with `StateGraph(State, context_schema=Ctx)` a dict is made into `Ctx`.
+On Temporal the context travels to the node's activity, so it must be data (a
+dict, dataclass or pydantic model declared by `context_schema`), not a live
+connection.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+ContextT = TypeVar("ContextT")
+
+# Parameters injected by name (LangGraph's list); anything else is not passed.
+INJECTED = ("config", "runtime", "writer", "store")
+
+
+def _no_op(chunk: Any) -> None:
+    """Writes nowhere: nothing streams the 'custom' mode."""
+
+
+@dataclass(frozen=True)
+class Runtime(Generic[ContextT]):
+    """Run-scoped context and utilities, given to nodes that take `runtime`."""
+
+    context: ContextT = field(default=None)  # type: ignore[assignment]
+    store: Any = None
+    stream_writer: Callable[[Any], None] = _no_op
+    previous: Any = None
+
+    def override(self, **changes: Any) -> Runtime[ContextT]:
+        return dataclasses.replace(self, **changes)
+
+
+def injected(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """The names among `INJECTED` that `fn` takes as keyword-capable parameters."""
+    target = fn if inspect.isroutine(fn) else getattr(fn, "__call__", fn)  # noqa: B004
+    try:
+        params = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return ()
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return tuple(n for n in INJECTED if n in params and params[n].kind in kinds)
+
+
+def coerce_context(schema: Any, context: Any) -> Any:
+    """A dict context made into the graph's `context_schema` (a dataclass or model)."""
+    if schema is None or not isinstance(context, dict):
+        return context
+    if hasattr(schema, "model_validate"):
+        return schema.model_validate(context)
+    if dataclasses.is_dataclass(schema) and isinstance(schema, type):
+        return schema(**context)
+    return context
+
+
+def get_runtime(context_schema: Any = None) -> Runtime[Any]:
+    """The current node's `Runtime` (call it inside a node)."""
+    from graphrun.runner import current_task
+
+    ctx = current_task()
+    if ctx is None:
+        raise RuntimeError("get_runtime() was called outside a graph node.")
+    return ctx.runtime()
+
+
+def get_stream_writer() -> Callable[[Any], None]:
+    """A function that sends a chunk to the 'custom' stream mode (a no-op outside a run)."""
+    from graphrun.runner import current_task
+
+    ctx = current_task()
+    return ctx.runtime().stream_writer if ctx is not None else _no_op
+
+
+def get_config() -> dict[str, Any]:
+    """The current node's config (call it inside a node)."""
+    from graphrun.runner import current_task
+
+    ctx = current_task()
+    if ctx is None:
+        raise RuntimeError("get_config() was called outside a graph node.")
+    return ctx.config
