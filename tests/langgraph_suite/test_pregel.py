@@ -60,6 +60,17 @@ except ImportError:  # graphrun has no messages module yet: use LangGraph's redu
     from langgraph.graph.message import MessagesState, add_messages
 
 try:
+    from graphrun import StreamWriter, get_stream_writer
+except ImportError:  # graphrun has no custom stream mode yet: LangGraph's names
+    from langgraph.config import get_stream_writer
+    from langgraph.types import StreamWriter
+
+try:
+    from graphrun import UntrackedValue
+except ImportError:  # graphrun exports no channel classes: LangGraph's annotation
+    from langgraph.channels.untracked_value import UntrackedValue
+
+try:
     from graphrun import StateUpdate
 except ImportError:  # graphrun has no bulk_update_state()/StateUpdate yet
     from langgraph.types import StateUpdate
@@ -2963,12 +2974,13 @@ def test_parallel_node_execution():
     class State(TypedDict):
         results: Annotated[list[str], operator.add]
 
+    # graphrun: sleeps scaled down 10x (upstream: 1s and 2s, bound 3.0s) to keep the suite fast
     def slow_node(state: State):
-        time.sleep(1)
+        time.sleep(0.1)
         return {"results": ["slow"]}
 
     def fast_node(state: State):
-        time.sleep(2)
+        time.sleep(0.2)
         return {"results": ["fast"]}
 
     builder = StateGraph(State)
@@ -2987,7 +2999,7 @@ def test_parallel_node_execution():
     assert "fast" in result["results"][0]
 
     # Total duration should be less than sum of both nodes
-    assert duration < 3.0
+    assert duration < 0.3
 
 
 def test_multiple_interrupt_state_persistence(
@@ -5470,3 +5482,177 @@ def test_node_destinations() -> None:
         assert compiled_graph.invoke({"foo": ""}) == {"foo": "c"}
 
         # graphrun: the get_graph().edges assertion is not ported
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="graphrun exports no get_stream_writer(); LangGraph's raises 'Called get_config outside of a runnable context' in a graphrun node",
+)
+def test_get_stream_writer() -> None:
+    class State(TypedDict):
+        foo: str
+
+    def my_node(state):
+        writer = get_stream_writer()
+        writer("custom!")
+        return state
+
+    graph = StateGraph(State).add_node(my_node).add_edge(START, "my_node").compile()
+    assert list(graph.stream({"foo": "bar"}, stream_mode="custom")) == ["custom!"]
+    assert list(graph.stream({"foo": "bar"}, stream_mode="values")) == [
+        {"foo": "bar"},
+        {"foo": "bar"},
+    ]
+    assert list(graph.stream({"foo": "bar"}, stream_mode=["custom", "updates"])) == [
+        (
+            "custom",
+            "custom!",
+        ),
+        (
+            "updates",
+            {
+                "my_node": {
+                    "foo": "bar",
+                },
+            },
+        ),
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="stream_mode='custom' chunks from an injected writer are yielded only after the node returns, not as they are written",
+)
+def test_stream_buffering_single_node(sync_checkpointer: InMemorySaver) -> None:
+    class State(TypedDict):
+        my_key: Annotated[str, operator.add]
+
+    def node(state: State, writer: StreamWriter):
+        writer("Before sleep")
+        time.sleep(0.2)
+        writer("After sleep")
+        return {"my_key": "got here"}
+
+    builder = StateGraph(State)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    builder.add_edge("node", END)
+    graph = builder.compile(checkpointer=sync_checkpointer)
+
+    start = time.perf_counter()
+    chunks: list[tuple[float, Any]] = []
+    config = {"configurable": {"thread_id": "2"}}
+    for c in graph.stream({"my_key": ""}, config, stream_mode="custom"):
+        chunks.append((round(time.perf_counter() - start, 1), c))
+
+    assert chunks == [
+        (FloatBetween(0.0, 0.1), "Before sleep"),
+        (FloatBetween(0.2, 0.3), "After sleep"),
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason='Annotated[T, UntrackedValue] is not understood: the state key holds an UntrackedValue object instead of the value the node wrote',
+)
+def test_send_with_untracked_value(sync_checkpointer: InMemorySaver):
+    """Test that Send objects work correctly with untracked values in state."""
+
+    class UnserializableResource:
+        def __init__(self, name: str):
+            self.name = name
+            self.lock = threading.Lock()
+
+    class State(TypedDict):
+        messages: Annotated[list[str], operator.add]
+        session_resource: Annotated[UnserializableResource, UntrackedValue]
+
+    def setup_node(state: State) -> State:
+        resource = UnserializableResource("test_session")
+        return {"messages": ["setup complete"], "session_resource": resource}
+
+    def send_to_tool(state: State):
+        return [Send("tool_node", state)]
+
+    def tool_node(state: State) -> State:
+        resource = state["session_resource"]
+        assert isinstance(resource, UnserializableResource)
+        assert resource.name == "test_session"
+
+        new_resource = UnserializableResource("new_session")
+
+        return {
+            "messages": [f"tool used resource: {resource.name}"],
+            "session_resource": new_resource,
+        }
+
+    graph = StateGraph(State)
+    graph.add_node("setup", setup_node)
+    graph.add_node("tool_node", tool_node)
+    graph.add_edge(START, "setup")
+    graph.add_conditional_edges("setup", send_to_tool)
+
+    app = graph.compile(checkpointer=sync_checkpointer)
+    config = {"configurable": {"thread_id": "1"}}
+    result = app.invoke({}, config)
+
+    assert len(result["messages"]) == 2
+    assert result["messages"][0] == "setup complete"
+    assert result["messages"][1] == "tool used resource: test_session"
+    assert result["session_resource"].name == "new_session"
+
+    state = app.get_state(config)
+    assert "session_resource" not in state.values
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason='Annotated[T, UntrackedValue] is not understood: the state key holds an UntrackedValue object instead of the value the node wrote',
+)
+def test_send_with_untracked_value_overlapping_keys(
+    sync_checkpointer: InMemorySaver,
+):
+    """Test that Send objects work correctly with untracked values in state."""
+
+    class State(TypedDict):
+        dictionary: dict
+        session_resource: Annotated[str, UntrackedValue]
+
+    def setup_node(state: State) -> State:
+        return {}
+
+    def send_to_tool(state: State):
+        return [
+            Send(
+                "tool_node",
+                {
+                    "dictionary": {"session_resource": "legal_value"},
+                    "session_resource": "illegal_value",
+                },
+            )
+        ]
+
+    def tool_node(state: State) -> State:
+        print(f"STATE: {state}")
+        assert state["dictionary"] == {"session_resource": "legal_value"}
+        assert state["session_resource"] == "illegal_value"
+
+        return {
+            "dictionary": state["dictionary"],
+            "session_resource": "new_illegal_value",
+        }
+
+    graph = StateGraph(State)
+    graph.add_node("setup", setup_node)
+    graph.add_node("tool_node", tool_node)
+    graph.add_edge(START, "setup")
+    graph.add_conditional_edges("setup", send_to_tool)
+
+    app = graph.compile(checkpointer=sync_checkpointer)
+    config = {"configurable": {"thread_id": "1"}}
+    result = app.invoke({}, config)
+
+    assert result["session_resource"] == "new_illegal_value"
+    state = app.get_state(config)
+    assert "session_resource" not in state.values
+    assert state.values.get("dictionary") == {"session_resource": "legal_value"}
