@@ -3,9 +3,7 @@ f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f)."""
 
 import re
 from collections.abc import Sequence
-from typing import Any
-
-from typing_extensions import Self
+from typing import Any, Self
 
 
 class AnyObject:
