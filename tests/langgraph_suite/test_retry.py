@@ -329,13 +329,6 @@ def test_runtime_execution_info_defaults_without_retry():
     assert isinstance(captured["node_first_attempt_time"], float)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "RetryPolicy(jitter=True) adds no jitter: the in-process backoff never calls "
-        "random.uniform(0, 1), sleeps exactly initial_interval"
-    ),
-)
 def test_graph_with_jitter_retry_policy():
     """Test a graph with a RetryPolicy that uses jitter."""
 
@@ -383,13 +376,6 @@ def test_graph_with_jitter_retry_policy():
     mock_sleep.assert_called_with(0.01 + 0.05)  # Sleep should include jitter
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "add_node(retry_policy=(p1, p2)) keeps only the first policy; LangGraph uses "
-        "the first whose retry_on matches the error, so KeyError is not retried here"
-    ),
-)
 def test_graph_with_multiple_retry_policies():
     """Test a graph with multiple retry policies for a node."""
 

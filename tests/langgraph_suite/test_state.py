@@ -19,9 +19,9 @@ from graphrun import StateGraph
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "add_node(Foo()) cannot name a callable instance (LangGraph uses the class "
-        "name); keys only in output_schema or a node's type hints (input_state, foo) "
-        "are not state channels, so writing them raises InvalidUpdateError"
+        "keys declared only in a node's type hints (FooState.foo, pre_foo's return "
+        "annotation) are not state channels: pre_foo's write of 'foo' is dropped and "
+        "Foo() gets KeyError 'foo'"
     ),
 )
 def test_state_schema_with_type_hint():

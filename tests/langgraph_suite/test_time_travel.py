@@ -1213,9 +1213,9 @@ def test_subgraph_interrupt_resume_with_explicit_head_checkpoint_id(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "a subgraph node whose output shares no key with the parent state (e.g. "
-        "SubState.value vs ParentState.results) raises InvalidUpdateError; LangGraph "
-        "ignores the unshared keys"
+        "a subgraph compiled with checkpointer=True keeps no state across parent "
+        "invocations or ticks: each run of the subgraph node starts from an empty state "
+        "(LangGraph loads the subgraph's latest checkpoint)"
     ),
 )
 def test_subgraph_replay_loads_accumulated_state_then_resume(
@@ -2660,13 +2660,6 @@ def test_3_levels_deep_middle_has_interrupts(
     assert "ask_1" in called
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "update_state(config, None, as_node='__copy__') is not supported: "
-        "InvalidUpdateError unknown node"
-    ),
-)
 def test_copy_fork_retriggers_interrupt(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2719,13 +2712,6 @@ def test_copy_fork_retriggers_interrupt(
     assert final == {"value": ["a", "human:new_answer", "b"]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "update_state(config, None, as_node='__copy__') is not supported: "
-        "InvalidUpdateError unknown node"
-    ),
-)
 def test_copy_fork_creates_sibling_checkpoint(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2913,9 +2899,9 @@ def test_checkpoint_ns_accessible_in_subgraph(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "a subgraph node whose output shares no key with the parent state (e.g. "
-        "SubState.value vs ParentState.results) raises InvalidUpdateError; LangGraph "
-        "ignores the unshared keys"
+        "a subgraph compiled with checkpointer=True keeps no state across parent "
+        "invocations or ticks: each run of the subgraph node starts from an empty state "
+        "(LangGraph loads the subgraph's latest checkpoint)"
     ),
 )
 def test_stateful_subgraph_retains_state_on_parent_replay(
@@ -3003,9 +2989,9 @@ def test_stateful_subgraph_retains_state_on_parent_replay(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "a subgraph node whose output shares no key with the parent state (e.g. "
-        "SubState.value vs ParentState.results) raises InvalidUpdateError; LangGraph "
-        "ignores the unshared keys"
+        "a subgraph compiled with checkpointer=True keeps no state across parent "
+        "invocations or ticks: each run of the subgraph node starts from an empty state "
+        "(LangGraph loads the subgraph's latest checkpoint)"
     ),
 )
 def test_stateful_subgraph_retains_state_on_parent_fork(
@@ -3080,9 +3066,9 @@ def test_stateful_subgraph_retains_state_on_parent_fork(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "a subgraph node whose output shares no key with the parent state (e.g. "
-        "SubState.value vs ParentState.results) raises InvalidUpdateError; LangGraph "
-        "ignores the unshared keys"
+        "a subgraph compiled with checkpointer=True keeps no state across parent "
+        "invocations or ticks: each run of the subgraph node starts from an empty state "
+        "(LangGraph loads the subgraph's latest checkpoint)"
     ),
 )
 def test_stateful_subgraph_loads_state_across_ticks(
@@ -3616,14 +3602,6 @@ def test_fork_creates_branch_in_subgraph(
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a subgraph node whose output shares no key with the parent state (e.g. "
-        "SubState.value vs ParentState.results) raises InvalidUpdateError; LangGraph "
-        "ignores the unshared keys"
-    ),
-)
 def test_stateless_subgraph_starts_fresh_on_parent_replay(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -3707,9 +3685,9 @@ def test_stateless_subgraph_starts_fresh_on_parent_replay(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "a subgraph node whose output shares no key with the parent state (e.g. "
-        "SubState.value vs ParentState.results) raises InvalidUpdateError; LangGraph "
-        "ignores the unshared keys"
+        "a subgraph compiled with checkpointer=True keeps no state across parent "
+        "invocations or ticks: each run of the subgraph node starts from an empty state "
+        "(LangGraph loads the subgraph's latest checkpoint)"
     ),
 )
 def test_stateful_subgraph_loads_latest_after_replay(
@@ -3778,9 +3756,9 @@ def test_stateful_subgraph_loads_latest_after_replay(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "a subgraph node whose output shares no key with the parent state (e.g. "
-        "SubState.value vs ParentState.results) raises InvalidUpdateError; LangGraph "
-        "ignores the unshared keys"
+        "a subgraph compiled with checkpointer=True keeps no state across parent "
+        "invocations or ticks: each run of the subgraph node starts from an empty state "
+        "(LangGraph loads the subgraph's latest checkpoint)"
     ),
 )
 def test_three_level_nested_subgraph_loads_state_on_replay(
@@ -3877,9 +3855,9 @@ def test_three_level_nested_subgraph_loads_state_on_replay(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "a subgraph node whose output shares no key with the parent state (e.g. "
-        "SubState.value vs ParentState.results) raises InvalidUpdateError; LangGraph "
-        "ignores the unshared keys"
+        "a subgraph compiled with checkpointer=True keeps no state across parent "
+        "invocations or ticks: each run of the subgraph node starts from an empty state "
+        "(LangGraph loads the subgraph's latest checkpoint)"
     ),
 )
 def test_three_level_nested_subgraph_loads_state_on_fork(
@@ -3956,14 +3934,6 @@ def test_three_level_nested_subgraph_loads_state_on_fork(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a subgraph node whose output shares no key with the parent state (e.g. "
-        "SubState.value vs ParentState.results) raises InvalidUpdateError; LangGraph "
-        "ignores the unshared keys"
-    ),
-)
 def test_replay_from_first_invocation_checkpoint(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -4019,9 +3989,9 @@ def test_replay_from_first_invocation_checkpoint(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "a subgraph node whose output shares no key with the parent state (e.g. "
-        "SubState.value vs ParentState.results) raises InvalidUpdateError; LangGraph "
-        "ignores the unshared keys"
+        "a subgraph compiled with checkpointer=True keeps no state across parent "
+        "invocations or ticks: each run of the subgraph node starts from an empty state "
+        "(LangGraph loads the subgraph's latest checkpoint)"
     ),
 )
 def test_parallel_subgraph_nodes_load_correct_state_on_replay(
@@ -4119,9 +4089,9 @@ def test_parallel_subgraph_nodes_load_correct_state_on_replay(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "a subgraph node whose output shares no key with the parent state (e.g. "
-        "SubState.value vs ParentState.results) raises InvalidUpdateError; LangGraph "
-        "ignores the unshared keys"
+        "a subgraph compiled with checkpointer=True keeps no state across parent "
+        "invocations or ticks: each run of the subgraph node starts from an empty state "
+        "(LangGraph loads the subgraph's latest checkpoint)"
     ),
 )
 def test_subgraph_called_in_loop_loads_state_on_replay(
