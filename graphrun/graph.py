@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import functools
 import inspect
 import logging
 import typing
@@ -49,6 +50,8 @@ class NodeSpec:
     injects: tuple[str, ...] = ()  # config / runtime / writer / store, passed by name
     is_async: bool = False
     is_subgraph: bool = False
+    input_schema: Any = None  # what the node reads, if not the state schema
+    input_keys: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,22 @@ class Branch:
     path: Callable[..., Any]
     path_map: dict[Hashable, str] | None
     injects: tuple[str, ...] = ()
+    input_schema: Any = None  # what the routing function reads, if not the state schema
+
+
+@functools.cache
+def _schema_keys(schema: Any) -> tuple[str, ...]:
+    return tuple(_state_fields(schema))
+
+
+def _is_schema(hint: Any) -> bool:
+    """A class whose fields are state keys: a TypedDict, pydantic model or dataclass."""
+    if not isinstance(hint, type):
+        return False
+    try:
+        return bool(typing.get_type_hints(hint))
+    except Exception:
+        return False
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -160,6 +179,11 @@ class StateGraph:
         self.schemas = [state_schema, input_schema, output_schema,  # for declared types
                         context_schema]
         self.fields = _state_fields(state_schema)
+        # Every schema's keys are channels (LangGraph): input-only, output-only and the
+        # private keys of nodes' input schemas too. The first annotation of a key wins.
+        self.channel_types: dict[str, Any] = {}
+        for schema in (state_schema, input_schema, output_schema):
+            self._add_schema(schema)
         self.input_keys = list(_state_fields(input_schema)) if input_schema else list(self.fields)
         self.output_keys = (list(_state_fields(output_schema)) if output_schema
                             else list(self.fields))
@@ -167,6 +191,12 @@ class StateGraph:
         self.edges: list[tuple[str, str]] = []
         self.joins: list[tuple[tuple[str, ...], str]] = []
         self.branches: dict[str, list[Branch]] = {}
+
+    def _add_schema(self, schema: Any) -> None:
+        if schema is None:
+            return
+        for k, annotation in _state_fields(schema).items():
+            self.channel_types.setdefault(k, annotation)
 
     # -- nodes -------------------------------------------------------------
     def add_node(self, node: str | Callable[..., Any], action: Callable[..., Any] | None = None,
@@ -203,10 +233,18 @@ class StateGraph:
         from graphrun.local import CompiledStateGraph  # the compiled graph lives there
 
         is_sub = isinstance(action, CompiledStateGraph)
+        input_schema = None
+        if not is_sub:
+            hint = kwargs.get("input_schema") or input_annotation(action)
+            if _is_schema(hint) and hint is not self.state_schema:
+                input_schema = hint
+                self._add_schema(hint)
         self.schemas.append(action.spec.types if isinstance(action, CompiledStateGraph) else
-                            kwargs.get("input_schema") or input_annotation(action))
+                            input_schema)
         self.nodes[node] = NodeSpec(
             name=node, fn=action, retry_policy=policies, metadata=dict(metadata or {}),
+            input_schema=input_schema,
+            input_keys=tuple(_state_fields(input_schema)) if input_schema else None,
             timeout=timeout, heartbeat_timeout=heartbeat_timeout, local=local,
             injects=() if is_sub else injected(action),
             is_async=False if is_sub else _is_async(action), is_subgraph=is_sub)
@@ -255,9 +293,12 @@ class StateGraph:
             raise GraphValidationError("END cannot have outgoing edges. Remove this edge.")
         if isinstance(path_map, list):
             path_map = {name: name for name in path_map}
+        hint = input_annotation(path)
+        schema = hint if _is_schema(hint) and hint is not self.state_schema else None
+        self._add_schema(schema)
         self.branches.setdefault(source, []).append(
             Branch(path=path, path_map=dict(path_map) if path_map else None,
-                   injects=injected(path)))
+                   injects=injected(path), input_schema=schema))
         return self
 
     def set_entry_point(self, key: str) -> StateGraph:
@@ -373,7 +414,8 @@ class GraphSpec:
     def build(cls, b: StateGraph, *, name: str, interrupt_before: Sequence[str],
               interrupt_after: Sequence[str], strict_resume: bool,
               local_activities: bool = False, types: Iterable[type] = ()) -> GraphSpec:
-        channels: dict[str, Channel] = {k: _channel_for(k, t) for k, t in b.fields.items()}
+        channels: dict[str, Channel] = {k: _channel_for(k, t)
+                                        for k, t in b.channel_types.items()}
         channels[START] = EphemeralValue(START)
         channels[TASKS] = Topic(TASKS)
         nodes = {START: NodeSpec(name=START, fn=None), **b.nodes}
@@ -401,7 +443,7 @@ class GraphSpec:
             branches={k: tuple(v) for k, v in b.branches.items()},
             interrupt_before=tuple(interrupt_before), interrupt_after=tuple(interrupt_after),
             strict_resume=strict_resume, local_activities=local_activities,
-            state_keys=tuple(b.fields),
+            state_keys=tuple(b.channel_types),
             input_keys=tuple(b.input_keys), output_keys=tuple(b.output_keys),
             types=_declared(b.schemas, types))
 
@@ -433,9 +475,16 @@ class GraphSpec:
                          "they are ignored", node, unknown, list(self.state_keys))
         return writes
 
-    def make_input(self, values: dict[str, Any]) -> Any:
-        """Build the value a node receives from the state values."""
-        schema = self.builder.state_schema
+    def make_input(self, values: dict[str, Any], node: str | None = None,
+                   schema: Any = None) -> Any:
+        """Build the value a node (or routing function) receives: its input schema's
+        keys, as that schema; the state schema's by default."""
+        spec = self.nodes.get(node) if node else None
+        if schema is None and spec is not None:
+            schema = spec.input_schema
+        keys: Iterable[str] = _schema_keys(schema) if schema is not None else self.builder.fields
+        schema = schema or self.builder.state_schema
+        values = {k: values[k] for k in keys if k in values}
         if hasattr(schema, "model_validate"):
             return schema.model_validate(values) if values else schema.model_construct()
         if dataclasses.is_dataclass(schema) and isinstance(schema, type):

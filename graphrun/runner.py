@@ -223,7 +223,7 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
 
 def _node_input(ctx: TaskContext) -> Any:
     t = ctx.call.task
-    return t.input if t.path[0] == PUSH else ctx.graph.make_input(t.input)
+    return t.input if t.path[0] == PUSH else ctx.graph.make_input(t.input, t.name)
 
 
 def _call(node: Any, ctx: TaskContext) -> Any:
@@ -313,7 +313,7 @@ def edge_writes(graph: GraphSpec, name: str, writes: list[Write], state: Any,
     if branches:
         fresh = _fresh_state(graph, state, writes)
         for br in branches:
-            arg = graph.make_input(fresh)
+            arg = graph.make_input(fresh, schema=br.input_schema)
             result = _settled(br.path(arg, **_branch_kwargs(br.injects, config)))
             items = result if isinstance(result, (list, tuple)) else [result]
             targets: list[str | Send] = []
