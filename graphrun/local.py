@@ -8,9 +8,11 @@ LangGraph; serve the same compiled graph on Temporal for durability.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import random
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -97,7 +99,14 @@ class CompiledStateGraph:
     def _steps(self, run: Run, config: Mapping[str, Any] | None) -> Iterator[list[tuple[str, Any]]]:
         yield self._drain(run)
         while tasks := run.next_tasks():
-            results = [self._execute(run.call_for(t), run, config) for t in tasks]
+            calls = [run.call_for(t) for t in tasks]
+            if len(calls) == 1:
+                results = [self._execute(calls[0], run, config)]
+            else:  # a step's nodes run at the same time, each in a thread (LangGraph)
+                with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+                    futures = [pool.submit(contextvars.copy_context().run, self._execute, c,
+                                           run, config) for c in calls]
+                    results = [f.result() for f in futures]
             run.finish_step(results)
             yield self._drain(run)
         self._after(run)
@@ -106,11 +115,25 @@ class CompiledStateGraph:
                       ) -> AsyncIterator[list[tuple[str, Any]]]:
         yield self._drain(run)
         while tasks := run.next_tasks():
-            results = await asyncio.gather(
-                *(self._aexecute(run.call_for(t), run, config) for t in tasks))
-            run.finish_step(results)
+            run.finish_step(await self._agather(
+                [self._aexecute(run.call_for(t), run, config) for t in tasks]))
             yield self._drain(run)
         self._after(run)
+
+    @staticmethod
+    async def _agather(coros: list[Any]) -> list[TaskResult]:
+        """The step's results; the first node to fail cancels its unfinished siblings."""
+        pending = {asyncio.ensure_future(c) for c in coros}
+        results: list[TaskResult] = []
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            results += [d.result() for d in done]
+            if any(r.error for r in results):
+                for p in pending:
+                    p.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
+                break
+        return results
 
     @staticmethod
     def _drain(run: Run) -> list[tuple[str, Any]]:
