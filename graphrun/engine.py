@@ -131,10 +131,13 @@ def values_with_pending(graph: GraphSpec, channels: Mapping[str, Channel],
             if k in graph.state_keys:
                 grouped.setdefault(k, []).append(v)
     view = dict(channels)
-    for k, vs in grouped.items():
-        ch = channels[k].restore(channels[k].save())
-        ch.update(vs)
-        view[k] = ch
+    try:
+        for k, vs in grouped.items():
+            ch = channels[k].restore(channels[k].save())
+            ch.update(vs)
+            view[k] = ch
+    except Exception:  # writes a reducer refuses (the run failed on them): show the state
+        return read_values(channels, graph.output_keys)
     return read_values(view, graph.output_keys)
 
 
@@ -347,6 +350,7 @@ class Run:
             if ckpt is not None:
                 # New input on a paused thread drops the unfinished tasks (LangGraph).
                 stale = prepare_tasks(g, ckpt, self.channels, self.ns)
+                ckpt = _working_copy(ckpt)  # the head stays as it was saved
                 apply_writes(g, ckpt, self.channels,
                              [*((t, ()) for t in stale), (None, start_writes)], ckpt.step)
             else:
@@ -462,21 +466,20 @@ class Run:
                                            INTERRUPT: tuple(self.interrupts)}))
             return
         step = ckpt.step + 1
-        versions = dict(ckpt.channel_versions)
-        seen = {k: dict(v) for k, v in ckpt.versions_seen.items()}
+        # The step's versions go to the next checkpoint; this one stays as it was saved.
+        work = _working_copy(ckpt)
         try:
-            updated = apply_writes(self.graph, ckpt, self.channels,
+            updated = apply_writes(self.graph, work, self.channels,
                                    [(t, r.writes) for t, r in ordered], step)
         except Exception:
             # Keep what ran as pending writes, and the checkpoint as it was.
-            ckpt.channel_versions, ckpt.versions_seen = versions, seen
             ckpt.pending = {t.id: PendingTask(status="done", writes=list(r.writes))
                             for t, r in ordered}
             self._save_head()
             raise
         self.steps += 1
         metadata_writes = {t.name: r.update for t, r in ordered} or None
-        self._commit(ckpt, source="loop", step=step, writes=metadata_writes)
+        self._commit(work, source="loop", step=step, writes=metadata_writes)
         if updated & set(self.graph.output_keys):
             self.events.append(("values", read_values(self.channels, self.graph.output_keys)))
         tasks = self._tasks

@@ -172,11 +172,12 @@ def apply_update(graph: GraphSpec, thread: Thread, as_node: str, writes: list[Wr
 
 
 def _last_writer(graph: GraphSpec, ckpt: Checkpoint | None) -> str:
-    if ckpt is None:
+    """LangGraph's rule: the node that most recently saw a new version; ties are ambiguous."""
+    if ckpt is None or not any(v for seen in ckpt.versions_seen.values() for v in seen.values()):
         return START
-    best: tuple[int, str] | None = None
-    for name in graph.nodes:
-        for v in ckpt.versions_seen.get(name, {}).values():
-            if best is None or v > best[0]:
-                best = (v, name)
-    return best[1] if best else START
+    last = sorted((v, n) for n, seen in ckpt.versions_seen.items() if n in graph.nodes
+                  for v in seen.values())
+    if len(last) == 1 or (last and last[-1][0] != last[-2][0]):
+        return last[-1][1]
+    raise InvalidUpdateError("Ambiguous update, specify as_node: several nodes wrote the "
+                             "checkpoint's state at once.")

@@ -16,7 +16,7 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import RetryPolicy as TemporalRetryPolicy
 from temporalio.common import SearchAttributeKey
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 
 with workflow.unsafe.imports_passed_through():
     from graphrun import engine, registry, serde, state
@@ -195,7 +195,9 @@ class GraphWorkflow:
         except InvalidResumeError as exc:
             self._set_status(before)
             return self._refused(item, exc)
-        except GraphrunError as exc:
+        except TemporalError:
+            raise  # the SDK's own (nondeterminism, sandbox): a deploy must fix those
+        except Exception as exc:  # an engine error, or a reducer that raised: data, not code
             self._set_status("failed")
             return RunResult(status="failed", values=serde.dumps(run.values()),
                              error={"type": type(exc).__name__, "message": str(exc)})

@@ -98,13 +98,6 @@ def test_state_schema_with_type_hint():
             assert c[node_name] == output_state
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "keys declared only by a node's input type hint (PrivateState.baz) are not "
-        "channels: node_1's write of 'baz' is dropped and node_2 gets KeyError 'baz'"
-    ),
-)
 def test_input_schema_conditional_edge():
     class OverallState(TypedDict):
         foo: Annotated[int, operator.add]
@@ -141,14 +134,6 @@ def test_input_schema_conditional_edge():
     assert graph.invoke({"foo": 0}) == {"foo": 3, "bar": "bar"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a conditional-edge router typed with its own schema (RouterState) gets the "
-        "whole graph state ({'foo': 1}) instead of that schema's keys; the private key "
-        "'baz' is not stored"
-    ),
-)
 def test_private_input_schema_conditional_edge():
     class OverallState(TypedDict):
         foo: Annotated[int, operator.add]

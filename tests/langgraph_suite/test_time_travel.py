@@ -140,15 +140,6 @@ def test_replay_from_final_checkpoint_is_noop(
     assert called == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "update_state(config, values) without as_node on a past checkpoint is "
-        "attributed to the wrong node (graphrun's _last_writer reads versions_seen; "
-        "LangGraph uses the node that wrote that checkpoint), e.g. node_b instead of "
-        "node_a, so the fork skips the node it should re-run"
-    ),
-)
 def test_fork_reruns_with_modified_state(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -446,15 +437,6 @@ def test_replay_interrupt_stable_across_replays(
     assert all(r["value"] == results[0]["value"] for r in results)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "update_state(config, values) without as_node on a past checkpoint is "
-        "attributed to the wrong node (graphrun's _last_writer reads versions_seen; "
-        "LangGraph uses the node that wrote that checkpoint), e.g. node_b instead of "
-        "node_a, so the fork skips the node it should re-run"
-    ),
-)
 def test_fork_from_before_interrupt_refires(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -507,15 +489,6 @@ def test_fork_from_before_interrupt_refires(
     assert final == {"value": ["a", "forked", "human:world", "b"]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "update_state(config, values) without as_node on a past checkpoint is "
-        "attributed to the wrong node (graphrun's _last_writer reads versions_seen; "
-        "LangGraph uses the node that wrote that checkpoint), e.g. node_b instead of "
-        "node_a, so the fork skips the node it should re-run"
-    ),
-)
 def test_fork_from_interrupt_checkpoint_refires(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -569,15 +542,6 @@ def test_fork_from_interrupt_checkpoint_refires(
     assert "human:different" in final["value"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "update_state(config, values) without as_node on a past checkpoint is "
-        "attributed to the wrong node (graphrun's _last_writer reads versions_seen; "
-        "LangGraph uses the node that wrote that checkpoint), e.g. node_b instead of "
-        "node_a, so the fork skips the node it should re-run"
-    ),
-)
 def test_sequential_interrupts_fork_from_middle(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -765,15 +729,6 @@ def test_subgraph_replay_from_before(
     assert "parent_node" not in called
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "update_state(config, values) without as_node on a past checkpoint is "
-        "attributed to the wrong node (graphrun's _last_writer reads versions_seen; "
-        "LangGraph uses the node that wrote that checkpoint), e.g. node_b instead of "
-        "node_a, so the fork skips the node it should re-run"
-    ),
-)
 def test_subgraph_fork_from_before(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -1462,15 +1417,6 @@ def test_subgraph_interrupt_full_flow(
     assert "post" in final_result["value"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "update_state(config, values) without as_node on a past checkpoint is "
-        "attributed to the wrong node (graphrun's _last_writer reads versions_seen; "
-        "LangGraph uses the node that wrote that checkpoint), e.g. node_b instead of "
-        "node_a, so the fork skips the node it should re-run"
-    ),
-)
 def test_subgraph_interrupt_full_flow_no_sub_checkpointer(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2750,15 +2696,6 @@ def test_copy_fork_creates_sibling_checkpoint(
     assert regular_state.metadata["source"] == "update"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "update_state(config, values) without as_node on a past checkpoint is "
-        "attributed to the wrong node (graphrun's _last_writer reads versions_seen; "
-        "LangGraph uses the node that wrote that checkpoint), e.g. node_b instead of "
-        "node_a, so the fork skips the node it should re-run"
-    ),
-)
 def test_update_state_with_none_values(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -3361,15 +3298,6 @@ def test_replay_creates_branch_in_subgraph(
     assert latest.values == {"value": ["p_start", "p_end"], "sub_value": ["sub2"]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "update_state(config, values) without as_node on a past checkpoint is "
-        "attributed to the wrong node (graphrun's _last_writer reads versions_seen; "
-        "LangGraph uses the node that wrote that checkpoint), e.g. node_b instead of "
-        "node_a, so the fork skips the node it should re-run"
-    ),
-)
 def test_fork_creates_branch_preserving_old_checkpoints(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -3496,15 +3424,6 @@ def test_fork_creates_branch_preserving_old_checkpoints(
     assert latest.config["configurable"]["checkpoint_id"] not in original_ids
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "update_state(config, values) without as_node on a past checkpoint is "
-        "attributed to the wrong node (graphrun's _last_writer reads versions_seen; "
-        "LangGraph uses the node that wrote that checkpoint), e.g. node_b instead of "
-        "node_a, so the fork skips the node it should re-run"
-    ),
-)
 def test_fork_creates_branch_in_subgraph(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from temporalio.client import WorkflowExecutionStatus
@@ -85,3 +85,27 @@ async def test_a_flood_of_bad_signals_keeps_only_the_last_refusals(temporal_clie
     assert len(refused) == 20 and "24" in refused[-1]
     assert (await remote.ainvoke(Command(resume=5), {"configurable": {"thread_id": tid}})) == {
         "n": 5}
+
+
+def _strict_add(old: list, new: list) -> list:
+    if "boom" in new:
+        raise ValueError("the reducer refuses 'boom'")
+    return old + new
+
+
+class Logged(TypedDict):
+    log: Annotated[list, _strict_add]
+
+
+async def test_a_reducer_that_raises_fails_the_run_not_the_workflow_task(
+        temporal_client: Any, graph_worker: str) -> None:
+    name = f"reducer-{uuid.uuid4().hex[:8]}"
+    registry.register(name, StateGraph(Logged).add_node("w", lambda s: {"log": ["boom"]})
+                      .add_edge(START, "w").compile(name=name))
+    remote = GraphClient(temporal_client, task_queue=graph_worker).graph(name)
+    config = {"configurable": {"thread_id": f"red-{uuid.uuid4().hex[:8]}"}}
+    with pytest.raises(ValueError, match="the reducer refuses 'boom'"):  # as in-process
+        await asyncio.wait_for(remote.ainvoke({"log": []}, config), 20)
+    state = await temporal_client.get_workflow_handle(
+        config["configurable"]["thread_id"]).query("get_state")
+    assert state["status"] == "failed"
