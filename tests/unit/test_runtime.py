@@ -8,9 +8,8 @@ from typing import Any, TypedDict
 import pytest
 from langgraph.config import get_stream_writer as lg_get_stream_writer
 from langgraph.graph import StateGraph as LGStateGraph
-from langgraph.runtime import Runtime as LGRuntime
 
-from graphrun import START, Runtime, StateGraph, get_stream_writer
+from graphrun import START, StateGraph, get_stream_writer
 
 
 @dataclass
