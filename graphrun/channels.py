@@ -73,9 +73,10 @@ class LastValue(Channel):
         if len(values) > 1:
             who = f" (from {', '.join(repr(n) for n in nodes)})" if nodes else ""
             raise InvalidUpdateError(
-                f"channel '{self.key}' got {len(values)} writes in step {step}{who} "
-                f"but is LastValue. Declare it Annotated[<type>, operator.add] (or "
-                f"another reducer) to merge concurrent writes.",
+                f"At key '{self.key}': Can receive only one value per step. It got "
+                f"{len(values)} writes in step {step}{who}. Declare it "
+                f"Annotated[<type>, operator.add] (or another reducer) to merge concurrent "
+                f"writes.",
                 channel=self.key, step=step, nodes=nodes,
             )
         self.value = values[-1]
@@ -109,8 +110,8 @@ class BinaryOperatorAggregate(Channel):
             if is_overwrite:
                 if seen_overwrite:
                     raise InvalidUpdateError(
-                        f"channel '{self.key}' got two Overwrite values in step {step} (from "
-                        f"{list(nodes)}). Only one node may overwrite it per step.",
+                        f"Can receive only one Overwrite value per super-step. Channel "
+                        f"'{self.key}' got two in step {step} (from {list(nodes)}).",
                         channel=self.key, step=step, nodes=nodes)
                 self.value, seen_overwrite = value, True
             elif seen_overwrite:  # an Overwrite discards the step's other writes

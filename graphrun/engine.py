@@ -131,13 +131,10 @@ def values_with_pending(graph: GraphSpec, channels: Mapping[str, Channel],
             if k in graph.state_keys:
                 grouped.setdefault(k, []).append(v)
     view = dict(channels)
-    try:
-        for k, vs in grouped.items():
-            ch = channels[k].restore(channels[k].save())
-            ch.update(vs)
-            view[k] = ch
-    except Exception:  # writes a reducer refuses (the run failed on them): show the state
-        return read_values(channels, graph.output_keys)
+    for k, vs in grouped.items():  # a write the reducer refuses raises again, as in LangGraph
+        ch = channels[k].restore(channels[k].save())
+        ch.update(vs)
+        view[k] = ch
     return read_values(view, graph.output_keys)
 
 

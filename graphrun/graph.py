@@ -106,8 +106,8 @@ def _channel_for(key: str, annotation: Any) -> Channel:
         if callable(reducer):
             if _positional(reducer) != 2:
                 raise GraphValidationError(
-                    f"state key {key!r}: invalid reducer signature. Expected (a, b) -> c, got "
-                    f"{reducer!r}{_signature(reducer)}.")
+                    f"Invalid reducer signature for state key {key!r}. Expected (a, b) -> c, "
+                    f"got {reducer!r}{_signature(reducer)}.")
             return BinaryOperatorAggregate(key, reducer, _zero(base))
     return LastValue(key)
 
@@ -196,7 +196,9 @@ class StateGraph:
         if schema is None:
             return
         for k, annotation in _state_fields(schema).items():
-            self.channel_types.setdefault(k, annotation)
+            if k not in self.channel_types:
+                _channel_for(k, annotation)  # a bad reducer is an error here, as in LangGraph
+                self.channel_types[k] = annotation
 
     # -- nodes -------------------------------------------------------------
     def add_node(self, node: str | Callable[..., Any], action: Callable[..., Any] | None = None,
@@ -316,11 +318,11 @@ class StateGraph:
     def validate(self, interrupt: Sequence[str] = ()) -> None:
         known = set(self.nodes)
         for a, b in self.edges:
-            for n in (a, b):
+            for n, end in ((a, "starting"), (b, "ending")):
                 if n not in known and n not in (START, END):
                     raise GraphValidationError(
-                        f"edge {a!r} -> {b!r} names unknown node {n!r}. Known nodes: "
-                        f"{sorted(known)}. Add the node first or fix the name.")
+                        f"Found edge {end} at unknown node '{n}' (edge {a!r} -> {b!r}). "
+                        f"Known nodes: {sorted(known)}. Add the node first or fix the name.")
         for starts, end in self.joins:
             for n in (*starts, end):
                 if n not in known and n not in (START, END):

@@ -87,10 +87,6 @@ CONFIG_KEY_NODE_FINISHED = "__pregel_node_finished"
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='compile() error for an edge from an unknown node says "edge \'unknown\' -> \'start\' names unknown node", not LangGraph\'s "Found edge starting at unknown node"',
-)
 def test_graph_validation() -> None:
     class State(TypedDict):
         hello: str
@@ -400,10 +396,6 @@ def test_run_from_checkpoint_id_retains_previous_writes(
     assert _get_tasks(new_history, 2) == _get_tasks(history, 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='two writes to a LastValue key in one step raise "channel \'hello\' got 2 writes", not LangGraph\'s "At key \'hello\': ..." message',
-)
 def test_invoke_two_processes_two_in_two_out_invalid() -> None:
     # graphrun: the first half (low-level Pregel/NodeBuilder app) is not ported.
     class State(TypedDict):
@@ -5343,10 +5335,6 @@ def test_overwrite_parallel(
     assert result == {"messages": ["b", "d"]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='two Overwrite writes in one step raise "channel \'messages\' got two Overwrite values", not LangGraph\'s \'Can receive only one Overwrite value per super-step.\'',
-)
 @pytest.mark.parametrize("as_json", [False, True])
 def test_overwrite_parallel_error(
     sync_checkpointer: InMemorySaver, as_json: bool

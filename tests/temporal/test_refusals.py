@@ -8,6 +8,7 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 from temporalio.client import WorkflowExecutionStatus
+from temporalio.common import SearchAttributeKey
 from temporalio.service import RPCError
 
 from graphrun import (
@@ -106,6 +107,8 @@ async def test_a_reducer_that_raises_fails_the_run_not_the_workflow_task(
     config = {"configurable": {"thread_id": f"red-{uuid.uuid4().hex[:8]}"}}
     with pytest.raises(ValueError, match="the reducer refuses 'boom'"):  # as in-process
         await asyncio.wait_for(remote.ainvoke({"log": []}, config), 20)
-    state = await temporal_client.get_workflow_handle(
-        config["configurable"]["thread_id"]).query("get_state")
-    assert state["status"] == "failed"
+    desc = await temporal_client.get_workflow_handle(
+        config["configurable"]["thread_id"]).describe()
+    assert desc.status == WorkflowExecutionStatus.RUNNING  # open, waiting for a fix
+    assert desc.typed_search_attributes.get(SearchAttributeKey.for_keyword(
+        "GraphStatus")) == "failed"

@@ -177,7 +177,7 @@ def test_an_overwrite_discards_the_steps_other_writes_as_in_langgraph(writes: li
 
 def test_two_overwrites_in_one_step_are_an_error() -> None:
     ch = BinaryOperatorAggregate("log", operator.add, list).restore(["a"])
-    with pytest.raises(InvalidUpdateError, match="two Overwrite values"):
+    with pytest.raises(InvalidUpdateError, match="only one Overwrite value per super-step"):
         ch.update([Overwrite(["y"]), Overwrite(["z"])], step=3, nodes=["a", "b"])
 
 
