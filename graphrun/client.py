@@ -357,16 +357,18 @@ class RemoteGraph:
                                              e.get("error_message", ""))
             raise _ERRORS.get(e.get("type", ""), errors.GraphrunError)(e.get("message", ""))
 
-    def _output(self, result: RunResult) -> dict[str, Any]:
+    def _output(self, result: RunResult) -> Any:
         self.raise_failure(result)
         types = self.types
-        out: dict[str, Any] = serde.loads(result.values, types) or {}
-        if result.interrupts:
+        out = serde.loads(result.values, types)
+        if out is None:
+            out = {}
+        if result.interrupts and isinstance(out, dict):
             out[INTERRUPT] = [serde.interrupt_from_json(i, types) for i in result.interrupts]
         return out
 
     async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None,
-                      **options: Any) -> dict[str, Any]:
+                      **options: Any) -> Any:
         """Run the thread's graph until it ends or pauses; the thread lives on Temporal.
 
         Takes `interrupt_before=` / `interrupt_after=` like the compiled graph.
@@ -374,7 +376,7 @@ class RemoteGraph:
         return self._output(await self._run(input, config, options))
 
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None, **kw: Any
-               ) -> dict[str, Any]:
+               ) -> Any:
         return asyncio.run(self.ainvoke(input, config, **kw))
 
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,

@@ -223,6 +223,8 @@ def update_chunk(graph: GraphSpec, writes: Sequence[Write]) -> Any:
     out = [(c, v) for c, v in writes if c in graph.output_keys]
     if not out:
         return None
+    if graph.is_root:
+        return out[-1][1] if len(out) == 1 else [v for _, v in out]
     if len({c for c, _ in out}) < len(out):  # a key written twice: one dict per write
         return [{c: v} for c, v in out]
     return dict(out)
@@ -338,7 +340,7 @@ class Run:
                     f"input is None. Invoke it with the graph's input.")
             self._resuming()
         else:
-            if not (isinstance(input, dict) or hasattr(input, "model_fields")
+            if not (g.is_root or isinstance(input, dict) or hasattr(input, "model_fields")
                     or (dataclasses.is_dataclass(input) and not isinstance(input, type))):
                 raise InvalidUpdateError(
                     f"the graph's input must be a dict of state keys (or a model of the state "
@@ -365,7 +367,7 @@ class Run:
     def _resuming(self) -> None:
         assert self.ckpt is not None
         self.ckpt.versions_seen[INTERRUPT] = dict(self.ckpt.channel_versions)
-        self.events.append(("values", read_values(self.channels, self.graph.output_keys)))
+        self.events.append(("values", self.values()))
 
     # -- the step loop -----------------------------------------------------
     def next_tasks(self) -> list[Task]:
@@ -459,8 +461,9 @@ class Run:
             self.status = "interrupted"
             self.interrupts = [i for _, r in ordered for i in r.interrupts]
             self.events.append(("updates", {INTERRUPT: tuple(self.interrupts)}))
-            self.events.append(("values", {**values_with_pending(self.graph, self.channels, ckpt),
-                                           INTERRUPT: tuple(self.interrupts)}))
+            values = self.output_values()
+            self.events.append(("values", {**values, INTERRUPT: tuple(self.interrupts)}
+                                if isinstance(values, dict) else values))
             return
         step = ckpt.step + 1
         # The step's versions go to the next checkpoint; this one stays as it was saved.
@@ -478,7 +481,7 @@ class Run:
         metadata_writes = {t.name: r.update for t, r in ordered} or None
         self._commit(work, source="loop", step=step, writes=metadata_writes)
         if updated & set(self.graph.output_keys):
-            self.events.append(("values", read_values(self.channels, self.graph.output_keys)))
+            self.events.append(("values", self.values()))
         tasks = self._tasks
         if should_interrupt(self.ckpt, self.interrupt_after, tasks):
             self.ckpt.versions_seen[INTERRUPT] = dict(self.ckpt.channel_versions)
@@ -505,15 +508,15 @@ class Run:
         err = r.error or {}
         return NodeFailedError(node, err.get("type", "Exception"), err.get("message", ""))
 
-    def values(self) -> dict[str, Any]:
-        return read_values(self.channels, self.graph.output_keys)
+    def values(self) -> Any:
+        return self.graph.present(read_values(self.channels, self.graph.output_keys))
 
-    def output_values(self) -> dict[str, Any]:
-        return values_with_pending(self.graph, self.channels, self.ckpt)
+    def output_values(self) -> Any:
+        return self.graph.present(values_with_pending(self.graph, self.channels, self.ckpt))
 
-    def output(self) -> dict[str, Any]:
+    def output(self) -> Any:
         out = self.output_values()
-        if self.interrupts:
+        if self.interrupts and isinstance(out, dict):
             out[INTERRUPT] = list(self.interrupts)
         return out
 

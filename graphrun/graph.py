@@ -84,8 +84,18 @@ def _is_async(fn: Callable[..., Any]) -> bool:
         getattr(fn, "__call__", None))  # noqa: B004 - an object with async __call__
 
 
+ROOT = "__root__"  # the one channel of a graph whose state is a single value
+
+
 def _state_fields(schema: Any) -> dict[str, Any]:
-    """The state keys and their (Annotated) types, in declaration order."""
+    """The state keys and their (Annotated) types, in declaration order.
+
+    A schema with no fields (`Annotated[list, operator.add]`, `int`) is one value: the
+    graph's state is that value itself, as in LangGraph.
+    """
+    if not hasattr(schema, "__annotations__") and (  # LangGraph's rule, for types only
+            isinstance(schema, type) or typing.get_origin(schema) is not None):
+        return {ROOT: schema}
     try:
         hints = typing.get_type_hints(schema, include_extras=True)
     except Exception as exc:
@@ -449,11 +459,22 @@ class GraphSpec:
             input_keys=tuple(b.input_keys), output_keys=tuple(b.output_keys),
             types=_declared(b.schemas, types))
 
+    @property
+    def is_root(self) -> bool:
+        """The state is one value (a root channel), not a dict of keys."""
+        return self.state_keys == (ROOT,)
+
+    def present(self, values: dict[str, Any]) -> Any:
+        """State values as users see them: the value itself for a one-value state."""
+        return values.get(ROOT) if self.is_root else values
+
     # -- reading and writing state ------------------------------------------
     def update_to_writes(self, node: str, update: Any) -> list[tuple[str, Any]]:
         """Turn a node's return value (dict, model, dataclass) into channel writes."""
         if update is None:
             return []
+        if self.is_root:
+            return [(ROOT, update)]
         items: Iterable[tuple[str, Any]]
         if isinstance(update, dict):
             items = update.items()
@@ -481,6 +502,8 @@ class GraphSpec:
                    schema: Any = None) -> Any:
         """Build the value a node (or routing function) receives: its input schema's
         keys, as that schema; the state schema's by default."""
+        if self.is_root:
+            return values.get(ROOT)
         spec = self.nodes.get(node) if node else None
         if schema is None and spec is not None:
             schema = spec.input_schema

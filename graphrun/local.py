@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from graphrun import engine, state
 from graphrun.channels import MISSING
@@ -29,6 +29,16 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
+class CheckpointTuple(NamedTuple):
+    """One saved checkpoint, as `InMemorySaver.list` yields it (LangGraph's shape)."""
+
+    config: dict[str, Any]
+    checkpoint: dict[str, Any]
+    metadata: dict[str, Any]
+    parent_config: dict[str, Any] | None = None
+    pending_writes: list[Any] | None = None
+
+
 class InMemorySaver:
     """Keeps threads in this process's memory (like LangGraph's InMemorySaver)."""
 
@@ -39,6 +49,51 @@ class InMemorySaver:
         if thread_id not in self.threads:
             self.threads[thread_id] = Thread(thread_id=thread_id)
         return self.threads[thread_id]
+
+    def delete_thread(self, thread_id: str) -> None:
+        self.threads.pop(str(thread_id), None)
+
+    def list(self, config: Mapping[str, Any] | None, *, filter: Mapping[str, Any] | None = None,
+             before: Mapping[str, Any] | None = None, limit: int | None = None
+             ) -> Iterator[CheckpointTuple]:
+        """Saved checkpoints of a thread (or of all threads), newest first."""
+        tid = _thread_id(config)
+        threads = [self.threads[tid]] if tid in self.threads else (
+            [] if tid else list(self.threads.values()))
+        count = 0
+        for thread in threads:
+            items = list(reversed(thread.checkpoints))
+            if before is not None and _checkpoint_id(before):
+                ids = [c.id for c in items]
+                bid = _checkpoint_id(before)
+                items = items[ids.index(bid) + 1:] if bid in ids else items
+            for c in items:
+                metadata = {"source": c.source, "step": c.step, "parents": {}}
+                if filter and any(metadata.get(k) != v for k, v in filter.items()):
+                    continue
+                if limit is not None and count >= limit:
+                    return
+                count += 1
+                yield CheckpointTuple(
+                    config=_config(thread.thread_id, c.id), metadata=metadata,
+                    checkpoint={"id": c.id, "ts": c.created_at,
+                                "channel_values": dict(c.channel_values),
+                                "channel_versions": dict(c.channel_versions),
+                                "versions_seen": {k: dict(v) for k, v in
+                                                  c.versions_seen.items()}},
+                    parent_config=_config(thread.thread_id, c.parent_id) if c.parent_id
+                    else None, pending_writes=[])
+
+    def get_tuple(self, config: Mapping[str, Any]) -> CheckpointTuple | None:
+        return next(iter(self.list(config, limit=1, before=None)), None) if not \
+            _checkpoint_id(config) else next((t for t in self.list(
+                {"configurable": {"thread_id": _thread_id(config)}})
+                if t.config["configurable"]["checkpoint_id"] == _checkpoint_id(config)), None)
+
+
+def _config(thread_id: str, checkpoint_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": "",
+                             "checkpoint_id": checkpoint_id}}
 
 
 MemorySaver = InMemorySaver
@@ -164,7 +219,7 @@ class CompiledStateGraph:
             await asyncio.sleep(delay)
 
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None, **options: Any
-               ) -> dict[str, Any]:
+               ) -> Any:
         """Run until the graph ends or pauses; returns the state (+ `__interrupt__`).
 
         `interrupt_before=[...]` / `interrupt_after=[...]` set this run's breakpoints
@@ -179,7 +234,7 @@ class CompiledStateGraph:
         return run.output()
 
     async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None,
-                      **options: Any) -> dict[str, Any]:
+                      **options: Any) -> Any:
         if current_task() is not None:
             nested_out: dict[str, Any] = await self._invoke_nested(input, config, sync=False)
             return nested_out

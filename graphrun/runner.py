@@ -270,8 +270,8 @@ def node_writes(graph: GraphSpec, name: str, out: Any, state: Any,
                 ) -> tuple[list[Write], Any]:
     """The channel writes for a node's return value, including its edges and routing."""
     if name == START:
-        if not isinstance(out, dict) and not hasattr(out, "model_fields") and not \
-                dataclasses.is_dataclass(out):
+        if not graph.is_root and not isinstance(out, dict) and not hasattr(
+                out, "model_fields") and not dataclasses.is_dataclass(out):
             raise InvalidUpdateError(
                 f"the graph's input must be a dict of state keys, got {type(out).__name__}.")
         writes = [(k, v) for k, v in graph.update_to_writes(START, out)

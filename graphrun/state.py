@@ -56,8 +56,8 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         return {"configurable": {"thread_id": tid, "checkpoint_ns": ns, "checkpoint_id": cid}}
 
     return StateSnapshot(
-        values=(values_with_pending(graph, channels, ckpt) if with_pending
-                else read_values(channels, graph.output_keys)),
+        values=graph.present(values_with_pending(graph, channels, ckpt) if with_pending
+                             else read_values(channels, graph.output_keys)),
         next=tuple(t.name for t in tasks if not with_pending or not (
             ckpt.pending.get(t.id) and ckpt.pending[t.id].status == "done")),
         config=config(ckpt.id),

@@ -6,7 +6,7 @@ Nothing here does I/O; every type is either a frozen dataclass or a NamedTuple.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 START = "__start__"
@@ -61,6 +61,11 @@ class Command(Generic[N]):
     goto: str | Send | Sequence[str | Send] = ()
 
     PARENT: ClassVar[str] = "__parent__"
+
+    def __repr__(self) -> str:  # the fields that are set, as LangGraph shows them
+        parts = (f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                 if getattr(self, f.name))
+        return f"Command({', '.join(parts)})"
 
     def gotos(self) -> list[str | Send]:
         if isinstance(self.goto, (str, Send)):

@@ -508,10 +508,6 @@ def test_pending_writes_resume(
 
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='root (non-dict) state schema StateGraph(Annotated[list, operator.add]) is rejected: graphrun only accepts TypedDict/pydantic/dataclass',
-)
 def test_cond_edge_after_send() -> None:
     class Node:
         def __init__(self, name: str):
@@ -538,10 +534,6 @@ def test_cond_edge_after_send() -> None:
     assert graph.invoke(["0"]) == ["0", "1", "2", "2", "3"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='root (non-dict) state schema StateGraph(Annotated[list, operator.add]) is rejected: graphrun only accepts TypedDict/pydantic/dataclass',
-)
 def test_concurrent_emit_sends() -> None:
     class Node:
         def __init__(self, name: str):
@@ -589,10 +581,6 @@ def test_concurrent_emit_sends() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='root (non-dict) state schema StateGraph(Annotated[list, operator.add]) is rejected: graphrun only accepts TypedDict/pydantic/dataclass',
-)
 def test_send_sequences() -> None:
     class Node:
         def __init__(self, name: str):
@@ -2310,10 +2298,6 @@ def test_doubly_nested_graph_interrupts(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='root (non-dict) state schema StateGraph(Annotated[list, reducer]) is rejected: graphrun only accepts TypedDict/pydantic/dataclass',
-)
 def test_remove_message_via_state_update(
     sync_checkpointer: InMemorySaver,
 ) -> None:
@@ -2348,10 +2332,6 @@ def test_remove_message_via_state_update(
     assert [*app.get_state_history(config)] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='root (non-dict) state schema StateGraph(Annotated[list, reducer]) is rejected: graphrun only accepts TypedDict/pydantic/dataclass',
-)
 def test_remove_message_from_node():
 
     workflow = StateGraph(state_schema=Annotated[list[AnyMessage], add_messages])  # type: ignore[arg-type]
@@ -2773,10 +2753,6 @@ def test_interrupt_loop(sync_checkpointer: InMemorySaver):
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='root (non-dict) state schema StateGraph(Annotated[list, reducer]) is rejected: graphrun only accepts TypedDict/pydantic/dataclass',
-)
 def test_root_mixed_return() -> None:
     def my_node(state: list[str]):
         return [Command(update=["a"]), ["b"]]
@@ -3142,10 +3118,6 @@ def test_checkpoint_recovery(
     assert [*graph.get_state_history(config)] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='root (non-dict) state schema StateGraph(Annotated[list, reducer]) is rejected: graphrun only accepts TypedDict/pydantic/dataclass',
-)
 def test_multiple_updates_root() -> None:
     def node_a(state):
         return [Command(update="a1"), Command(update="a2")]
