@@ -262,9 +262,13 @@ class Run:
                  recursion_limit: int = 25, ns: str = "", null_resume: Any = MISSING,
                  resume_map: Mapping[str, Any] | None = None,
                  checkpointer: bool = True, interrupt_before: Sequence[str] | None = None,
-                 interrupt_after: Sequence[str] | None = None, context: Any = None) -> None:
+                 interrupt_after: Sequence[str] | None = None, context: Any = None,
+                 durability: str | None = None) -> None:
         self.graph = graph
         self.context = context
+        # "exit": keep only the checkpoint the run stops at (LangGraph); else every step's.
+        self.durability = durability
+        self._appended: list[Checkpoint] = []
         # Breakpoints given to invoke() replace the compiled ones for this run (LangGraph).
         self.interrupt_before = _breakpoints(graph, interrupt_before, graph.interrupt_before)
         self.interrupt_after = _breakpoints(graph, interrupt_after, graph.interrupt_after)
@@ -306,7 +310,7 @@ class Run:
 
     def _fork(self, base: Checkpoint, *, dropping_answers: bool) -> Checkpoint:
         pending = {} if dropping_answers else copy.deepcopy(base.pending)
-        return self.thread.append(lambda cid: dataclasses.replace(
+        return self._append(lambda cid: dataclasses.replace(
             copy.deepcopy(base), id=cid, source="fork", parent_id=base.id,
             created_at=self.clock(), pending=pending, writes=None))
 
@@ -493,12 +497,30 @@ class Run:
         self._save_head()
         values = save_channels(self.channels)
         parent = prev.id or None
-        self.ckpt = self.thread.append(lambda cid: Checkpoint(
+        self.ckpt = self._append(lambda cid: Checkpoint(
             id=cid, step=step, source=source, channel_values=values,
             channel_versions=dict(prev.channel_versions),
             versions_seen={k: dict(v) for k, v in prev.versions_seen.items()},
             parent_id=parent, created_at=self.clock(), writes=writes))
         self._base = self.ckpt
+
+    def _append(self, make: Callable[[str], Checkpoint]) -> Checkpoint:
+        ckpt = self.thread.append(make)
+        self._appended.append(ckpt)
+        return ckpt
+
+    def close(self) -> None:
+        """End of the run: with durability="exit", drop the steps between its first
+        and last checkpoint, so the thread keeps only where the run stopped."""
+        if self.durability != "exit" or len(self._appended) < 2:
+            return
+        first, last = self._appended[0], self.thread.head
+        if last is None:
+            return
+        dropped = {id(c) for c in self._appended[:-1]} - {id(last)}
+        self.thread.checkpoints = [c for c in self.thread.checkpoints if id(c) not in dropped]
+        last.parent_id = first.parent_id
+        self._appended = [last]
 
     # -- results -------------------------------------------------------------
     def failure(self) -> NodeFailedError:

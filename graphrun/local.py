@@ -143,9 +143,10 @@ class CompiledStateGraph:
                    checkpointer=self.checkpointer is not None,
                    interrupt_before=options.get("interrupt_before"),
                    interrupt_after=options.get("interrupt_after"),
-                   context=options.get("context"))
+                   context=options.get("context"), durability=options.get("durability"))
 
     def _after(self, run: Run) -> None:
+        run.close()
         if run.status == "failed":
             exception = run.failed[0].exception
             # In-process, the node's own exception propagates, as in LangGraph.

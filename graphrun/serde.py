@@ -264,13 +264,11 @@ def snapshot_to_json(s: Any) -> dict[str, Any]:
 
 
 def snapshot_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> Any:
-    from graphrun.errors import NodeFailedError
-    from graphrun.types import PregelTask, StateSnapshot
+    from graphrun.types import PregelTask, StateSnapshot, TaskError
 
     tasks = tuple(PregelTask(
         id=t["id"], name=t["name"], path=tuple(t["path"]),
-        error=NodeFailedError(t["name"], t["error"]["type"], t["error"]["message"])
-        if t.get("error") else None,
+        error=TaskError(t["error"]["type"], t["error"]["message"]) if t.get("error") else None,
         interrupts=tuple(interrupt_from_json(i, types) for i in t["interrupts"]),
         result=loads(t.get("result"), types)) for t in d["tasks"])
     return StateSnapshot(values=loads(d["values"], types), next=tuple(d["next"]),

@@ -17,9 +17,9 @@ from graphrun.engine import (
     save_channels,
     values_with_pending,
 )
-from graphrun.errors import InvalidUpdateError, NodeFailedError
+from graphrun.errors import InvalidUpdateError
 from graphrun.graph import GraphSpec
-from graphrun.types import END, INTERRUPT, START, PregelTask, StateSnapshot
+from graphrun.types import END, INTERRUPT, START, PregelTask, StateSnapshot, TaskError
 
 COPY = "__copy__"  # update_state(config, None, as_node=COPY) forks a copy
 
@@ -37,16 +37,20 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
                              metadata=None, created_at=None, parent_config=None, tasks=())
     ckpt, channels = resolve_checkpoint(graph, ckpt)
     tasks = prepare_tasks(graph, ckpt, channels, ns)
+    # What the tasks wrote, for a checkpoint the thread went on from (LangGraph's task.result).
+    child = next((c for c in thread.checkpoints
+                  if c.parent_id == ckpt.id and c.source == "loop"), None)
     pregel_tasks = []
     for t in tasks:
         p = ckpt.pending.get(t.id)
         error = None
         if p is not None and p.error:
-            error = NodeFailedError(t.name, p.error.get("type", "Exception"),
-                                    p.error.get("message", ""))
+            error = TaskError(p.error.get("type", "Exception"), p.error.get("message", ""))
         result = None
         if p is not None and p.status == "done":
             result = {k: v for k, v in p.writes if k in graph.state_keys} or None
+        elif child is not None and child.writes and t.name in child.writes:
+            result = _task_result(graph, t.name, child.writes[t.name])
         pregel_tasks.append(PregelTask(
             id=t.id, name=t.name, path=t.path, error=error,
             interrupts=tuple(p.interrupts) if p and p.status == "interrupted" else (),
@@ -66,6 +70,15 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         parent_config=config(ckpt.parent_id) if ckpt.parent_id else None,
         tasks=tuple(pregel_tasks),
         interrupts=tuple(pending_interrupts(ckpt).values()))
+
+
+def _task_result(graph: GraphSpec, name: str, update: Any) -> Any:
+    try:
+        writes = graph.update_to_writes(name, update)
+    except Exception:  # e.g. a list mixing Commands: no single result to show
+        return None
+    out = {k: v for k, v in writes if k in graph.output_keys}
+    return graph.present(out) if out else None
 
 
 def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | None, *,

@@ -134,13 +134,26 @@ def retry_delay(policy: RetryPolicy, attempt: int, jitter: float = 0.0) -> float
     return interval + jitter if policy.jitter else interval
 
 
+class TaskError(str):
+    """A failed task's error as LangGraph shows it, `Type('message')`; the parts are kept
+    as `.error_type` and `.error_message`."""
+
+    error_type: str
+    error_message: str
+
+    def __new__(cls, error_type: str, error_message: str) -> TaskError:
+        text = super().__new__(cls, f"{error_type}({error_message!r})")
+        text.error_type, text.error_message = error_type, error_message
+        return text
+
+
 class PregelTask(NamedTuple):
     """A task of a checkpoint, as shown by `get_state().tasks`."""
 
     id: str
     name: str
     path: tuple[Any, ...]
-    error: Exception | None = None
+    error: TaskError | None = None
     interrupts: tuple[Interrupt, ...] = ()
     state: Any = None
     result: Any = None

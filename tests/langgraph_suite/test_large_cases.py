@@ -100,13 +100,6 @@ def deterministic_uuids() -> Any:
         yield m
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a non-dict root state schema StateGraph(Annotated[T, reducer]) is unsupported: "
-        "GraphValidationError 'cannot read the fields of state schema'"
-    ),
-)
 def test_fork_always_re_runs_nodes(
     sync_checkpointer: BaseCheckpointSaver, mocker: MockerFixture
 ) -> None:
@@ -3615,13 +3608,6 @@ def test_in_one_fan_out_out_one_graph_state() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "InMemorySaver has no checkpointer .list(config) "
-        "(tool_two.checkpointer.list(thread1) raises AttributeError)"
-    ),
-)
 def test_dynamic_interrupt(sync_checkpointer: BaseCheckpointSaver) -> None:
     class State(TypedDict):
         my_key: Annotated[str, operator.add]

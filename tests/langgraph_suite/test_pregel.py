@@ -2507,10 +2507,6 @@ def test_add_sequence():
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="durability='exit' is ignored: every step is checkpointed, so get_state().parent_config is not None",
-)
 @pytest.mark.parametrize("subgraph_persist", [True, False])
 def test_parent_command(
     sync_checkpointer: InMemorySaver, subgraph_persist: bool
@@ -3051,10 +3047,6 @@ def test_concurrent_execution_thread_safety():
         assert result["counter"] == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='get_state_history().tasks[i].error is a NodeFailedError object; LangGraph stores the repr string "RuntimeError(\'Simulated failure\')"',
-)
 def test_checkpoint_recovery(
     sync_checkpointer: InMemorySaver, durability: str
 ):

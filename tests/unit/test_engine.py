@@ -40,7 +40,7 @@ from graphrun.engine import (
     restore_channels,
     save_channels,
 )
-from graphrun.errors import EmptyInputError, NodeFailedError
+from graphrun.errors import EmptyInputError
 from graphrun.graph import GraphSpec
 from graphrun.runner import run_task
 from graphrun.state import snapshot
@@ -584,7 +584,8 @@ def test_failed_node_propagates_and_a_later_none_invoke_finishes_without_rerunni
     assert state.next == ("flaky",)
     assert state.values["log"] == ["steady"]
     (failed,) = [t for t in state.tasks if t.error is not None]
-    assert isinstance(failed.error, NodeFailedError) and failed.name == "flaky"
+    assert failed.error == "ValueError('flaky is broken')" and failed.name == "flaky"
+    assert failed.error.error_type == "ValueError"
     assert "flaky is broken" in str(failed.error)
 
     broken["on"] = False
