@@ -18,11 +18,6 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def durability(durability: str, request: pytest.FixtureRequest) -> str:
-    if durability == "exit":
-        request.node.add_marker(pytest.mark.xfail(
-            strict=True,
-            reason="graphrun ignores durability='exit': it still saves a checkpoint per "
-                   "step, so get_state_history has 3/4/5 entries instead of 1/2/3"))
     return durability
 
 
