@@ -55,6 +55,7 @@ from graphrun.types import (
     Interrupt,
     PendingTask,
     Send,
+    TaskError,
 )
 
 # Re-exported: the drivers use them from here, and stored payloads name
@@ -81,6 +82,7 @@ __all__ = [
     "save_channels",
     "should_interrupt",
     "task_id",
+    "task_result",
     "update_chunk",
     "validate_resume",
     "values_with_pending",
@@ -218,9 +220,25 @@ def _path_key(task: Task | None) -> tuple[Any, ...]:
     return (kind, str(key).zfill(10) if isinstance(key, int) else str(key))
 
 
+def task_result(graph: GraphSpec, writes: Sequence[Write]) -> Any:
+    """A task's writes to state keys as LangGraph shows a task's result: one value per
+    key, several writes to one key as `{"$writes": [...]}`; None when it wrote none."""
+    out: dict[str, Any] = {}
+    for c, v in writes:
+        if c not in graph.state_keys:
+            continue
+        if c in out:
+            prev = out[c]
+            many = prev["$writes"] if isinstance(prev, dict) and "$writes" in prev else [prev]
+            out[c] = {"$writes": [*many, v]}
+        else:
+            out[c] = v
+    return graph.present(out) if out else None
+
+
 def update_chunk(graph: GraphSpec, writes: Sequence[Write]) -> Any:
-    """A task's 'updates' stream value: its writes to output keys (LangGraph's shape)."""
-    out = [(c, v) for c, v in writes if c in graph.output_keys]
+    """A task's 'updates' stream value: its writes to state keys (LangGraph's shape)."""
+    out = [(c, v) for c, v in writes if c in graph.state_keys]
     if not out:
         return None
     if graph.is_root:
@@ -402,7 +420,10 @@ class Run:
             p = ckpt.pending.get(t.id)
             if p is not None and p.status == "done":
                 self._done[t.id] = TaskResult(task_id=t.id, writes=list(p.writes))
-        return [t for t in tasks if t.id not in self._done]
+        todo = [t for t in tasks if t.id not in self._done]
+        self.events += [("tasks", {"id": t.id, "name": t.name, "input": t.input,
+                                   "triggers": t.triggers}) for t in todo if t.name != START]
+        return todo
 
     def call_for(self, task: Task) -> TaskCall:
         """The task plus its answers: stored ones, one from an id map, or the single value."""
@@ -442,9 +463,18 @@ class Run:
         failed = [r for r in results if r.error]
         ordered = [(t, by_id[t.id]) for t in sorted(self._tasks, key=_path_key) if t.id in by_id]
         for t, r in ordered:
+            if t.id in self._done or t.name == START:
+                continue
             self.events += [("custom", chunk) for chunk in r.custom]
-            if not r.error and not r.interrupts and t.id not in self._done and t.name != START:
+            if r.interrupts:  # one chunk per task that paused (LangGraph)
+                self.events.append(("updates", {INTERRUPT: tuple(r.interrupts)}))
+            elif not r.error:
                 self.events.append(("updates", {t.name: update_chunk(self.graph, r.writes)}))
+            self.events.append(("tasks", {
+                "id": t.id, "name": t.name,
+                "error": TaskError(r.error["type"], r.error["message"]) if r.error else None,
+                "result": task_result(self.graph, r.writes) or {},
+                "interrupts": [{"value": i.value, "id": i.id} for i in r.interrupts]}))
         if interrupted or failed:
             pending: dict[str, PendingTask] = {}
             for t, r in ordered:
@@ -464,7 +494,6 @@ class Run:
                 return
             self.status = "interrupted"
             self.interrupts = [i for _, r in ordered for i in r.interrupts]
-            self.events.append(("updates", {INTERRUPT: tuple(self.interrupts)}))
             values = self.output_values()
             self.events.append(("values", {**values, INTERRUPT: tuple(self.interrupts)}
                                 if isinstance(values, dict) else values))
@@ -482,7 +511,7 @@ class Run:
             self._save_head()
             raise
         self.steps += 1
-        metadata_writes = {t.name: r.update for t, r in ordered} or None
+        metadata_writes = {t.name: task_result(self.graph, r.writes) for t, r in ordered} or None
         self._commit(work, source="loop", step=step, writes=metadata_writes)
         if updated & set(self.graph.output_keys):
             self.events.append(("values", self.values()))

@@ -165,6 +165,7 @@ class CompiledStateGraph:
                     results = [f.result() for f in futures]
             run.finish_step(results)
             yield self._drain(run)
+        yield self._drain(run)  # a breakpoint's chunk
         self._after(run)
 
     async def _asteps(self, run: Run, config: Mapping[str, Any] | None
@@ -174,6 +175,7 @@ class CompiledStateGraph:
             run.finish_step(await self._agather(
                 [self._aexecute(run.call_for(t), run, config) for t in tasks]))
             yield self._drain(run)
+        yield self._drain(run)  # a breakpoint's chunk
         self._after(run)
 
     @staticmethod

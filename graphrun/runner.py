@@ -283,12 +283,23 @@ def node_writes(graph: GraphSpec, name: str, out: Any, state: Any,
     return writes, update
 
 
+def _command_writes(graph: GraphSpec, name: str, update: Any) -> list[Write]:
+    """A Command's update: values, or a list of (key, value) writes applied in order."""
+    if update is None:
+        return []
+    if (isinstance(update, (list, tuple)) and update and not graph.is_root
+            and all(isinstance(w, tuple) and len(w) == 2 and isinstance(w[0], str)
+                    for w in update)):
+        return [(k, v) for k, v in update if k in graph.state_keys]
+    return graph.update_to_writes(name, update)
+
+
 def _output_writes(graph: GraphSpec, name: str, out: Any) -> tuple[list[Write], Any]:
     """A node's return value as writes: an update, a Command, or a list mixing both."""
     if isinstance(out, Command):
         if out.graph == Command.PARENT:
             raise ParentCommand(dataclasses.replace(out, graph=None))
-        writes = graph.update_to_writes(name, out.update) if out.update is not None else []
+        writes = _command_writes(graph, name, out.update)
         return writes + goto_writes(graph, out.gotos()), out.update
     if isinstance(out, (list, tuple)) and any(isinstance(c, Command) for c in out):
         writes, updates = [], []

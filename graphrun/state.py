@@ -15,6 +15,7 @@ from graphrun.engine import (
     resolve_checkpoint,
     restore_channels,
     save_channels,
+    task_result,
     values_with_pending,
 )
 from graphrun.errors import InvalidUpdateError
@@ -48,9 +49,9 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
             error = TaskError(p.error.get("type", "Exception"), p.error.get("message", ""))
         result = None
         if p is not None and p.status == "done":
-            result = {k: v for k, v in p.writes if k in graph.state_keys} or None
+            result = task_result(graph, p.writes)
         elif child is not None and child.writes and t.name in child.writes:
-            result = _task_result(graph, t.name, child.writes[t.name])
+            result = child.writes[t.name]  # engine.task_result of what it wrote
         pregel_tasks.append(PregelTask(
             id=t.id, name=t.name, path=t.path, error=error,
             interrupts=tuple(p.interrupts) if p and p.status == "interrupted" else (),
@@ -70,15 +71,6 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         parent_config=config(ckpt.parent_id) if ckpt.parent_id else None,
         tasks=tuple(pregel_tasks),
         interrupts=tuple(pending_interrupts(ckpt).values()))
-
-
-def _task_result(graph: GraphSpec, name: str, update: Any) -> Any:
-    try:
-        writes = graph.update_to_writes(name, update)
-    except Exception:  # e.g. a list mixing Commands: no single result to show
-        return None
-    out = {k: v for k, v in writes if k in graph.output_keys}
-    return graph.present(out) if out else None
 
 
 def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | None, *,

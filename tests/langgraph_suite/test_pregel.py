@@ -158,10 +158,6 @@ def test_graph_validation_with_command() -> None:
     assert graph.invoke({"foo": ""}) == {"foo": "bar", "bar": "baz"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stream 'updates' chunks keep only output_schema keys (a node writing none of them shows None); LangGraph shows every key the node wrote",
-)
 def test_node_schemas_custom_output() -> None:
     class State(TypedDict):
         hello: str
@@ -733,10 +729,6 @@ def test_conditional_entrypoint_graph_state() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stream() stopping at a static breakpoint (interrupt_before/after) yields no final {'__interrupt__': ()} chunk",
-)
 def test_in_one_fan_out_state_graph_waiting_edge( sync_checkpointer: InMemorySaver
 ) -> None:
     def sorted_add(x: list[str], y: list[str] | list[tuple[str, str]]) -> list[str]:
@@ -1103,10 +1095,6 @@ def test_in_one_fan_out_state_graph_waiting_edge_via_branch( sync_checkpointer: 
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stream 'updates' chunks keep only output_schema keys (a node writing none of them shows None); LangGraph shows every key the node wrote",
-)
 def test_in_one_fan_out_state_graph_waiting_edge_custom_state_class_pydantic2(
     sync_checkpointer: InMemorySaver,
 ) -> None:
@@ -1237,10 +1225,6 @@ def test_in_one_fan_out_state_graph_waiting_edge_custom_state_class_pydantic2(
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stream 'updates' chunks keep only output_schema keys (a node writing none of them shows None); LangGraph shows every key the node wrote",
-)
 def test_in_one_fan_out_state_graph_waiting_edge_custom_state_class_pydantic_input(
     sync_checkpointer: InMemorySaver,
 ) -> None:
@@ -5120,10 +5104,6 @@ def test_supersteps_populate_task_results(
     assert bulk_double_result == ref_double_result == {"num": 2, "text": "oneone"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='a node returning a list of (key, value) write tuples raises InvalidUpdateError; LangGraph applies each write in order',
-)
 def test_multiple_writes_same_channel_from_same_node(
     sync_checkpointer: InMemorySaver,
 ) -> None:

@@ -16,14 +16,6 @@ from typing_extensions import TypedDict
 from graphrun import StateGraph
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "keys declared only in a node's type hints (FooState.foo, pre_foo's return "
-        "annotation) are not state channels: pre_foo's write of 'foo' is dropped and "
-        "Foo() gets KeyError 'foo'"
-    ),
-)
 def test_state_schema_with_type_hint():
     class InputState(TypedDict):
         question: str
