@@ -4,8 +4,6 @@
 ``proceed`` (status "approved"), a falsy one to ``cancel`` (status "rejected").
 """
 
-from __future__ import annotations
-
 from typing import Literal, TypedDict
 
 from graphrun import END, START, Command, InMemorySaver, StateGraph, interrupt

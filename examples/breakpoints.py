@@ -6,8 +6,6 @@ breakpoint. Static breakpoints are for debugging; use ``interrupt()`` for
 human-in-the-loop.
 """
 
-from __future__ import annotations
-
 import operator
 from typing import Annotated, TypedDict
 

@@ -9,8 +9,6 @@ prints the question and the thread's page in the UI, then answers with a plain
 and prints the final state.
 """
 
-from __future__ import annotations
-
 import asyncio
 import os
 import sys

@@ -12,8 +12,6 @@ An email that is actually sent is appended to the module-level list ``SENT``
 served remotely).
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any, TypedDict
 

@@ -4,8 +4,6 @@ Each resume answers the next question; the node re-runs from its first line
 every time, replaying the answers it already has in order.
 """
 
-from __future__ import annotations
-
 from typing import TypedDict
 
 from graphrun import END, START, Command, InMemorySaver, StateGraph, interrupt

@@ -5,8 +5,6 @@
 from ``interrupt()`` and the graph continues into ``charge_card``.
 """
 
-from __future__ import annotations
-
 from typing import TypedDict
 
 from graphrun import END, START, Command, InMemorySaver, StateGraph, interrupt

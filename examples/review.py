@@ -1,7 +1,5 @@
 """Review and edit (seed 001): a human rewrites generated text before it is kept."""
 
-from __future__ import annotations
-
 from typing import TypedDict
 
 from graphrun import END, START, Command, InMemorySaver, StateGraph, interrupt

@@ -9,8 +9,6 @@
    ``some_other_code()`` in the seed); ``CALLS`` records every entry.
 """
 
-from __future__ import annotations
-
 from typing import TypedDict
 
 from graphrun import END, START, Command, InMemorySaver, StateGraph, interrupt

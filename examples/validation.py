@@ -5,8 +5,6 @@ Every ``interrupt()`` in the loop is matched by index on re-entry, so after
 returns ``{"age": 30}``.
 """
 
-from __future__ import annotations
-
 from typing import TypedDict
 
 from graphrun import END, START, Command, InMemorySaver, StateGraph, interrupt

@@ -86,8 +86,10 @@ class Interrupt:
     default: Any = field(default=None, compare=False)
     has_default: bool = field(default=False, compare=False)
 
-    def __repr__(self) -> str:
-        return f"Interrupt(value={self.value!r}, id={self.id!r})"
+    def __repr__(self) -> str:  # LangGraph's, plus a deadline when there is one
+        extra = f", timeout={self.timeout!r}" if self.timeout is not None else ""
+        return (f"Interrupt(value={self.value!r}, id={self.id!r}, "
+                f"response_schema={self.response_schema!r}{extra})")
 
 
 def _default_retry_on(exc: BaseException) -> bool:

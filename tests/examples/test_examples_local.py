@@ -21,7 +21,7 @@ from examples import (
 )
 from graphrun import END, START, StateGraph
 
-INTERRUPT_RE = re.compile(r"^\[Interrupt\(value=.*, id='[0-9a-f]+'\)\]$")
+INTERRUPT_RE = re.compile(r"^\[Interrupt\(value=.*, id='[0-9a-f]+', response_schema=None\)\]$")
 
 
 def _interrupt_lines(out: str) -> list[str]:
