@@ -9,7 +9,6 @@ Runnable JSON-schema methods are not ported: see README.md.
 import operator
 from typing import Annotated
 
-import pytest
 from langchain_core.runnables import RunnableConfig
 from typing_extensions import TypedDict
 
