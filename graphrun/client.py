@@ -313,6 +313,12 @@ class RemoteGraph:
     async def _update_with_start(self, req: InvokeRequest, tid: str,
                                  seed: dict[str, Any] | None,
                                  reuse: WorkflowIDReusePolicy) -> RunResult:
+        result: RunResult = await self._start_with("invoke", [req], RunResult, tid, seed, reuse)
+        return result
+
+    async def _start_with(self, update: str, args: list[Any], result_type: type, tid: str,
+                          seed: dict[str, Any] | None, reuse: WorkflowIDReusePolicy) -> Any:
+        """Send `update`, starting the thread's workflow (seeded) if none is running."""
         op: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
             "GraphWorkflow", StartRequest(graph=self.name, thread_id=tid, thread=seed,
                                          max_history=self.gc.max_history,
@@ -325,13 +331,12 @@ class RemoteGraph:
                 SearchAttributePair(GRAPH_STATUS, "running")])
             if self.gc.search_attributes else None)
         try:
-            result: RunResult = await self.gc.client.execute_update_with_start_workflow(
-                "invoke", req, start_workflow_operation=op, result_type=RunResult)
+            return await self.gc.client.execute_update_with_start_workflow(
+                update, args=args, start_workflow_operation=op, result_type=result_type)
         except WorkflowAlreadyStartedError:
             with contextlib.suppress(WorkflowAlreadyStartedError):
                 await op.workflow_handle()  # the start's own copy of the error: consume it
             raise
-        return result
 
     async def _finished_thread(self, wid: str) -> dict[str, Any] | None:
         """The final state of the thread's last completed run, if there is one."""
@@ -421,11 +426,20 @@ class RemoteGraph:
                             as_node: str | None = None) -> dict[str, Any]:
         tid = _thread_id(config)
         cid = ((config or {}).get("configurable") or {}).get("checkpoint_id")
-        handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(tid))
+        wid = self.gc.workflow_id(tid)
+        args = [self._send(values, "update_state values"), as_node, cid]
         try:
-            new_id = await handle.execute_update(
-                "update_state", args=[self._send(values, "update_state values"), as_node, cid],
-                result_type=str)
+            try:
+                new_id = await self.gc.client.get_workflow_handle(wid).execute_update(
+                    "update_state", args=args, result_type=str)
+            except RPCError as exc:
+                if exc.status != RPCStatusCode.NOT_FOUND:
+                    raise
+                # The thread's run finished (or it never started): as in LangGraph, the
+                # update applies to its last state, in a new run seeded with it.
+                seed = await self._finished_thread(wid)
+                new_id = await self._start_with("update_state", args, str, tid, seed,
+                                                WorkflowIDReusePolicy.ALLOW_DUPLICATE)
         except WorkflowUpdateFailedError as exc:
             raise _translate(exc) from exc
         return {"configurable": {"thread_id": tid, "checkpoint_ns": "", "checkpoint_id": new_id}}
