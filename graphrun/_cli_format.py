@@ -60,7 +60,7 @@ def untag(v: Any) -> Any:
     if tag == "interrupt":
         return {"id": v["id"], "value": untag(v["value"])}
     if tag in ("tuple", "set", "namedtuple", "model", "dataclass", "enum", "datetime", "float",
-               "date", "timedelta", "bytes"):
+               "date", "timedelta", "bytes", "uuid"):
         return untag(v["v"])
     if tag == "missing":
         return None

@@ -13,6 +13,7 @@ import dataclasses
 import enum
 import json
 import math
+import uuid
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -69,6 +70,8 @@ def dumps(v: Any, types: DeclaredTypes | None = None) -> Any:
         return {TAG: "timedelta", "v": v.total_seconds()}
     if isinstance(v, bytes):
         return {TAG: "bytes", "v": base64.b64encode(v).decode()}
+    if isinstance(v, uuid.UUID):
+        return {TAG: "uuid", "v": str(v)}
     cls = type(v)
     if types is not None and cls not in _OWN_TYPES and (isinstance(v, enum.Enum) or is_model(cls) or is_namedtuple(cls)
                               or dataclasses.is_dataclass(v)) and cls not in types:
@@ -145,6 +148,8 @@ def _loads(v: Any, types: DeclaredTypes, depth: int) -> Any:
         return timedelta(seconds=float(v["v"]))
     if tag == "bytes":
         return base64.b64decode(v["v"])
+    if tag == "uuid":
+        return uuid.UUID(str(v["v"]))
     if tag in _CLASS_TAGS:
         return _build(tag, v, types, d)
     raise ValueError(f"unknown tag {tag!r:.40} in stored graph data")

@@ -369,23 +369,13 @@ class GraphWorkflow:
                                    non_retryable=True) from exc
         await workflow.wait_condition(lambda: not self._busy and not self._inbox)
         try:
-            node, update, current = state.resolve_update(
-                self._spec, self._thread, decoded, as_node, checkpoint=checkpoint_id)
-            if node in self._spec.branches:
-                routed = await workflow.execute_activity(
-                    "route_update", UpdateCall(graph=self._req.graph, node=node,
-                                               thread_id=self._thread.thread_id,
-                                               values=serde.dumps(update),
-                                               state=serde.dumps(current)),
-                    result_type=NodeResult, start_to_close_timeout=DEFAULT_NODE_TIMEOUT,
-                    retry_policy=TemporalRetryPolicy(maximum_attempts=1),
-                    summary=f"update_state as {node}")
-                writes = [(w[0], w[1]) for w in self._loads(routed.writes)]
-                written = self._loads(routed.update)
-            else:
-                writes, written = node_writes(self._spec, node, update, current, None)
-            ckpt = state.apply_update(self._spec, self._thread, node, writes, written,
-                                      clock=self._now, checkpoint=checkpoint_id)
+            ckpt = state.special_update(self._spec, self._thread, decoded, as_node,
+                                        clock=self._now, checkpoint=checkpoint_id)
+            if ckpt is None:
+                ckpt = await self._update_as(decoded, as_node, checkpoint_id)
+            elif as_node == state.COPY and isinstance(decoded, list):
+                for item_values, item_node in decoded:  # the copy, then updates on top
+                    ckpt = await self._update_as(item_values, item_node, ckpt.id)
         except ActivityError as exc:
             error = _node_error(exc)
             raise ApplicationError(error["message"], type=error["type"],
@@ -395,6 +385,26 @@ class GraphWorkflow:
                                    non_retryable=True) from exc
         self._publish_details()
         return ckpt.id
+
+    async def _update_as(self, values: Any, as_node: str | None,
+                         checkpoint_id: str | None) -> engine.Checkpoint:
+        node, update, current = state.resolve_update(
+            self._spec, self._thread, values, as_node, checkpoint=checkpoint_id)
+        if node in self._spec.branches:
+            routed = await workflow.execute_activity(
+                "route_update", UpdateCall(graph=self._req.graph, node=node,
+                                           thread_id=self._thread.thread_id,
+                                           values=serde.dumps(update),
+                                           state=serde.dumps(current)),
+                result_type=NodeResult, start_to_close_timeout=DEFAULT_NODE_TIMEOUT,
+                retry_policy=TemporalRetryPolicy(maximum_attempts=1),
+                summary=f"update_state as {node}")
+            writes = [(w[0], w[1]) for w in self._loads(routed.writes)]
+            written = self._loads(routed.update)
+        else:
+            writes, written = node_writes(self._spec, node, update, current, None)
+        return state.apply_update(self._spec, self._thread, node, writes, written,
+                                  clock=self._now, checkpoint=checkpoint_id)
 
     @update_state.validator
     def _validate_update_state(self, values: Any, as_node: str | None = None,
