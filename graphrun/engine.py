@@ -41,9 +41,8 @@ from graphrun.errors import (
     InvalidUpdateError,
     NodeFailedError,
 )
-from graphrun.graph import GraphSpec
+from graphrun.spec import GraphSpec, goto_writes
 from graphrun.types import (
-    END,
     INTERRUPT,
     NS_END,
     NS_SEP,
@@ -54,7 +53,6 @@ from graphrun.types import (
     Command,
     Interrupt,
     PendingTask,
-    Send,
     TaskError,
 )
 
@@ -64,6 +62,7 @@ __all__ = [
     "MISSING",
     "Checkpoint",
     "Run",
+    "RunOptions",
     "Task",
     "TaskCall",
     "TaskResult",
@@ -267,6 +266,23 @@ def pending_interrupts(ckpt: Checkpoint | None) -> dict[str, Interrupt]:
 
 
 # -- the loop -----------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    """How one invocation runs; the defaults are those of `invoke()`."""
+
+    checkpoint: str | None = None  # start from this checkpoint: time travel, a fork
+    recursion_limit: int = 25
+    interrupt_before: Sequence[str] | None = None  # this run's breakpoints; None: compiled
+    interrupt_after: Sequence[str] | None = None
+    context: Any = None  # invoke(..., context=...), handed to every task
+    durability: str | None = None  # "exit": keep only the checkpoint the run stops at
+    checkpointer: bool = True  # False: a graph without one cannot be resumed
+    # A subgraph's run inside a task: its namespace and the answers it was given.
+    ns: str = ""
+    null_resume: Any = MISSING
+    resume_map: Mapping[str, Any] | None = None
+
+
 class Run:
     """One invocation of a graph on a thread, as a plain state machine.
 
@@ -276,35 +292,30 @@ class Run:
     """
 
     def __init__(self, graph: GraphSpec, thread: Thread, input: Any, *,
-                 clock: Callable[[], str], checkpoint: str | None = None,
-                 recursion_limit: int = 25, ns: str = "", null_resume: Any = MISSING,
-                 resume_map: Mapping[str, Any] | None = None,
-                 checkpointer: bool = True, interrupt_before: Sequence[str] | None = None,
-                 interrupt_after: Sequence[str] | None = None, context: Any = None,
-                 durability: str | None = None) -> None:
+                 clock: Callable[[], str], options: RunOptions | None = None) -> None:
+        o = options or RunOptions()
         self.graph = graph
-        self.context = context
-        # "exit": keep only the checkpoint the run stops at (LangGraph); else every step's.
-        self.durability = durability
+        self.options = o
+        self.context = o.context
         self._appended: list[Checkpoint] = []
         # Breakpoints given to invoke() replace the compiled ones for this run (LangGraph).
-        self.interrupt_before = _breakpoints(graph, interrupt_before, graph.interrupt_before)
-        self.interrupt_after = _breakpoints(graph, interrupt_after, graph.interrupt_after)
+        self.interrupt_before = _breakpoints(graph, o.interrupt_before, graph.interrupt_before)
+        self.interrupt_after = _breakpoints(graph, o.interrupt_after, graph.interrupt_after)
         self.thread = thread
         self.clock = clock
-        self.ns = ns
-        self.recursion_limit = recursion_limit
+        self.ns = o.ns
+        self.recursion_limit = o.recursion_limit
         self.steps = 0
         self.status = "running"
         self.interrupts: list[Interrupt] = []
         self.events: list[tuple[str, Any]] = []
         self.failed: list[TaskResult] = []
-        self.resume_map: dict[str, Any] = dict(resume_map or {})
-        self.null_resume = null_resume
+        self.resume_map: dict[str, Any] = dict(o.resume_map or {})
+        self.null_resume = o.null_resume
         self._tasks: list[Task] = []
         self._done: dict[str, TaskResult] = {}
-        base = thread.get(checkpoint)
-        if checkpoint is not None and base is not None and base is not thread.head:
+        base = thread.get(o.checkpoint)
+        if o.checkpoint is not None and base is not None and base is not thread.head:
             base = self._fork(base, dropping_answers=not (
                 isinstance(input, Command) and input.resume is not None))
         # Work on a copy of the head; it replaces the head only once the run commits or
@@ -315,7 +326,7 @@ class Run:
             self.ckpt, self.channels = resolve_checkpoint(graph, _working_copy(base))
         else:
             self.channels = restore_channels(graph, None)
-        self._start(input, checkpointer)
+        self._start(input, o.checkpointer)
 
     # -- starting -----------------------------------------------------------
     def _save_head(self) -> None:
@@ -541,7 +552,7 @@ class Run:
     def close(self) -> None:
         """End of the run: with durability="exit", drop the steps between its first
         and last checkpoint, so the thread keeps only where the run stopped."""
-        if self.durability != "exit" or len(self._appended) < 2:
+        if self.options.durability != "exit" or len(self._appended) < 2:
             return
         first, last = self._appended[0], self.thread.head
         if last is None:
@@ -629,22 +640,3 @@ def _working_copy(c: Checkpoint) -> Checkpoint:
         c, channel_versions=dict(c.channel_versions),
         versions_seen={k: dict(v) for k, v in c.versions_seen.items()},
         pending=dict(c.pending), null_writes=list(c.null_writes))
-
-
-def goto_writes(graph: GraphSpec, gotos: Sequence[str | Send]) -> list[Write]:
-    """Channel writes that make the named nodes (or Send packets) run next."""
-    writes: list[Write] = []
-    for g in gotos:
-        if isinstance(g, Send):
-            if g.node not in graph.nodes or g.node == START:
-                raise InvalidUpdateError(f"Send to unknown node {g.node!r}. Known nodes: "
-                                         f"{[n for n in graph.nodes if n != START]}.")
-            writes.append((TASKS, g))
-        elif g == END:
-            continue
-        elif g in graph.nodes and g != START:
-            writes.append((f"branch:to:{g}", None))
-        else:
-            raise InvalidUpdateError(f"goto names unknown node {g!r}. Known nodes: "
-                                     f"{[n for n in graph.nodes if n != START]}.")
-    return writes

@@ -18,10 +18,10 @@ from typing import Any, NamedTuple
 
 from graphrun import engine, state
 from graphrun.channels import MISSING
-from graphrun.engine import Run, TaskCall, TaskResult, Thread
+from graphrun.engine import Run, RunOptions, TaskCall, TaskResult, Thread
 from graphrun.errors import GraphInterrupt
-from graphrun.graph import GraphSpec
 from graphrun.runner import arun_task, current_task, node_writes, run_task
+from graphrun.spec import GraphSpec
 from graphrun.types import Command, RetryPolicy, StateSnapshot, matching_policy, retry_delay
 
 
@@ -138,12 +138,13 @@ class CompiledStateGraph:
         if isinstance(input, Command) and input.resume is not None and self.checkpointer is None:
             raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
         thread = self._thread(config)
-        return Run(self.spec, thread, input, clock=_now, checkpoint=_checkpoint_id(config),
-                   recursion_limit=int((config or {}).get("recursion_limit", 25)),
-                   checkpointer=self.checkpointer is not None,
-                   interrupt_before=options.get("interrupt_before"),
-                   interrupt_after=options.get("interrupt_after"),
-                   context=options.get("context"), durability=options.get("durability"))
+        return Run(self.spec, thread, input, clock=_now, options=RunOptions(
+            checkpoint=_checkpoint_id(config),
+            recursion_limit=int((config or {}).get("recursion_limit", 25)),
+            checkpointer=self.checkpointer is not None,
+            interrupt_before=options.get("interrupt_before"),
+            interrupt_after=options.get("interrupt_after"),
+            context=options.get("context"), durability=options.get("durability")))
 
     def _after(self, run: Run) -> None:
         run.close()
@@ -276,9 +277,10 @@ class CompiledStateGraph:
         thread = saved or Thread(thread_id=f"{parent_tid}|{ctx.call.task.ns}|{key}")
         resuming = saved is not None and bool(engine.pending_interrupts(thread.head))
         run = Run(self.spec, thread, None if resuming else input, clock=_now,
-                  ns=ctx.call.task.ns,
-                  null_resume=ctx.take_null_resume() if resuming else MISSING,
-                  resume_map=ctx.resume_map if resuming else None, context=ctx.call.context)
+                  options=RunOptions(
+                      ns=ctx.call.task.ns, context=ctx.call.context,
+                      null_resume=ctx.take_null_resume() if resuming else MISSING,
+                      resume_map=ctx.resume_map if resuming else None))
 
         def finish() -> Any:
             if run.status == "interrupted" and run.interrupts:

@@ -20,10 +20,9 @@ from typing import Any
 
 from graphrun.channels import MISSING
 from graphrun.checkpoint import TaskCall, TaskResult, Write, interrupt_id
-from graphrun.engine import goto_writes
 from graphrun.errors import GraphInterrupt, InvalidResumeError, InvalidUpdateError, ParentCommand
-from graphrun.graph import GraphSpec
 from graphrun.runtime import Runtime, coerce_context
+from graphrun.spec import GraphSpec, goto_writes
 from graphrun.types import END, PUSH, START, Command, Interrupt, Send
 
 

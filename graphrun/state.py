@@ -19,7 +19,7 @@ from graphrun.engine import (
     values_with_pending,
 )
 from graphrun.errors import InvalidUpdateError
-from graphrun.graph import GraphSpec
+from graphrun.spec import GraphSpec
 from graphrun.types import END, INTERRUPT, START, PregelTask, StateSnapshot, TaskError
 
 COPY = "__copy__"  # update_state(config, None, as_node=COPY) forks a copy

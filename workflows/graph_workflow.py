@@ -22,7 +22,6 @@ with workflow.unsafe.imports_passed_through():
     from graphrun import engine, registry, serde, state
     from graphrun.channels import MISSING
     from graphrun.errors import GraphrunError, InvalidResumeError, UndeclaredTypeError
-    from graphrun.graph import GraphSpec, NodeSpec
     from graphrun.payloads import (
         InvokeRequest,
         NodeCall,
@@ -33,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         UpdateCall,
     )
     from graphrun.runner import node_writes, run_task
+    from graphrun.spec import GraphSpec, NodeSpec
     from graphrun.types import START, Command
 
 GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
@@ -177,10 +177,11 @@ class GraphWorkflow:
         before = self._status
         try:
             run = engine.Run(self._spec, self._thread, item.input, clock=self._now,
-                             checkpoint=item.checkpoint_id,
-                             recursion_limit=int(item.config.get("recursion_limit", 25)),
-                             interrupt_before=item.interrupt_before,
-                             interrupt_after=item.interrupt_after, context=item.context)
+                             options=engine.RunOptions(
+                                 checkpoint=item.checkpoint_id,
+                                 recursion_limit=int(item.config.get("recursion_limit", 25)),
+                                 interrupt_before=item.interrupt_before,
+                                 interrupt_after=item.interrupt_after, context=item.context))
         except (GraphrunError, RuntimeError, ValueError) as exc:
             return self._refused(item, exc)
         self._set_status("running")

@@ -30,6 +30,7 @@ from graphrun import (
 from graphrun.engine import (
     Checkpoint,
     Run,
+    RunOptions,
     TaskResult,
     Thread,
     apply_writes,
@@ -41,8 +42,8 @@ from graphrun.engine import (
     save_channels,
 )
 from graphrun.errors import EmptyInputError
-from graphrun.graph import GraphSpec
 from graphrun.runner import run_task
+from graphrun.spec import GraphSpec
 from graphrun.state import snapshot
 from graphrun.types import PULL, PUSH
 
@@ -68,7 +69,7 @@ class FakeClock:
 def drive(spec: GraphSpec, thread: Thread, input: Any, *, reverse: bool = False,
           task_log: list[str] | None = None, **kw: Any) -> Run:
     """What a driver does: plan, execute each task with run_task, hand back results."""
-    run = Run(spec, thread, input, clock=FakeClock(), **kw)
+    run = Run(spec, thread, input, clock=FakeClock(), options=RunOptions(**kw))
     while tasks := run.next_tasks():
         results = [run_task(spec, run.call_for(t), resume_map=run.resume_map) for t in tasks]
         if task_log is not None:

@@ -1,0 +1,295 @@
+"""The compiled topology the engine plans over: `GraphSpec`, its nodes and branches.
+
+`StateGraph.compile()` builds a GraphSpec; the engine, the runner and both
+drivers read it. It holds no callables the engine calls itself (node functions
+and routing functions are called by the runner) and imports nothing that runs.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import functools
+import inspect
+import logging
+import typing
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from graphrun.channels import (
+    BinaryOperatorAggregate,
+    Channel,
+    EphemeralValue,
+    LastValue,
+    NamedBarrierValue,
+    Topic,
+)
+from graphrun.declared import NO_TYPES, DeclaredTypes, reachable
+from graphrun.errors import GraphValidationError, InvalidUpdateError
+from graphrun.types import END, START, TASKS, RetryPolicy, Send
+
+if TYPE_CHECKING:
+    from graphrun.checkpoint import Write
+    from graphrun.graph import StateGraph
+
+_log = logging.getLogger("graphrun")
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node: its function and how it runs."""
+
+    name: str
+    fn: Callable[..., Any] | None
+    retry_policy: tuple[RetryPolicy, ...] = ()  # the first that matches an error applies
+    metadata: dict[str, Any] = field(default_factory=dict)
+    timeout: timedelta | None = None
+    heartbeat_timeout: timedelta | None = None
+    local: bool | None = None
+    injects: tuple[str, ...] = ()  # config / runtime / writer / store, passed by name
+    is_async: bool = False
+    is_subgraph: bool = False
+    input_schema: Any = None  # what the node reads, if not the state schema
+    input_keys: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A conditional edge: `path(state)` returns names, END or Sends."""
+
+    path: Callable[..., Any]
+    path_map: dict[Hashable, str] | None
+    injects: tuple[str, ...] = ()
+    input_schema: Any = None  # what the routing function reads, if not the state schema
+
+
+@functools.cache
+def schema_keys(schema: Any) -> tuple[str, ...]:
+    return tuple(state_fields(schema))
+
+
+def is_schema(hint: Any) -> bool:
+    """A class whose fields are state keys: a TypedDict, pydantic model or dataclass."""
+    if not isinstance(hint, type):
+        return False
+    try:
+        return bool(typing.get_type_hints(hint))
+    except Exception:
+        return False
+
+
+ROOT = "__root__"  # the one channel of a graph whose state is a single value
+
+
+def state_fields(schema: Any) -> dict[str, Any]:
+    """The state keys and their (Annotated) types, in declaration order.
+
+    A schema with no fields (`Annotated[list, operator.add]`, `int`) is one value: the
+    graph's state is that value itself, as in LangGraph.
+    """
+    if not hasattr(schema, "__annotations__") and (  # LangGraph's rule, for types only
+            isinstance(schema, type) or typing.get_origin(schema) is not None):
+        return {ROOT: schema}
+    try:
+        hints = typing.get_type_hints(schema, include_extras=True)
+    except Exception as exc:
+        raise GraphValidationError(
+            f"cannot read the fields of state schema {schema!r}: {exc}. Use a TypedDict, "
+            f"a pydantic model or a dataclass.") from exc
+    if hasattr(schema, "model_fields"):  # pydantic: keep declared fields only
+        return {k: hints.get(k, Any) for k in schema.model_fields}
+    return {k: v for k, v in hints.items() if not k.startswith("__")}
+
+
+def channel_for(key: str, annotation: Any) -> Channel:
+    """LangGraph's rule: the last `Annotated` metadata, if callable, is the reducer, and it
+    must take two positional parameters (defaults or not)."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        base, *meta = typing.get_args(annotation)
+        reducer = meta[-1] if meta else None
+        if callable(reducer):
+            if _positional(reducer) != 2:
+                raise GraphValidationError(
+                    f"Invalid reducer signature for state key {key!r}. Expected (a, b) -> c, "
+                    f"got {reducer!r}{_signature(reducer)}.")
+            return BinaryOperatorAggregate(key, reducer, _zero(base))
+    return LastValue(key)
+
+
+def _positional(fn: Callable[..., Any]) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 2  # builtins such as operator.add
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
+def _signature(fn: Callable[..., Any]) -> str:
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return ""
+
+
+def _zero(base: Any) -> Callable[[], Any] | None:
+    """The reducer's starting value: the annotated type called with no arguments."""
+    origin = typing.get_origin(base) or base
+    if origin in (collections.abc.Sequence, collections.abc.MutableSequence):
+        return list
+    if origin in (collections.abc.Set, collections.abc.MutableSet):
+        return set
+    if origin in (collections.abc.Mapping, collections.abc.MutableMapping):
+        return dict
+    return origin if isinstance(origin, type) else None
+
+
+def declared_types(schemas: Sequence[Any], extra: Iterable[type]) -> DeclaredTypes:
+    classes: list[type] = []
+    for s in schemas:
+        classes += list(s) if isinstance(s, DeclaredTypes) else reachable(s)
+    for t in extra:
+        if not isinstance(t, type):
+            raise GraphValidationError(f"compile(types=...) takes classes, got {t!r:.80}.")
+        classes += [t, *reachable(t)]
+    return DeclaredTypes(classes)
+
+
+
+@dataclass(frozen=True)
+class GraphSpec:
+    """The compiled, immutable topology that the engine plans over."""
+
+    name: str
+    builder: StateGraph
+    nodes: dict[str, NodeSpec]  # includes START, in declaration order
+    channels: dict[str, Channel]
+    triggers: dict[str, tuple[str, ...]]
+    edges: dict[str, tuple[str, ...]]  # node -> static successors
+    joins: dict[str, tuple[str, ...]]  # node -> join channels it writes its name to
+    branches: dict[str, tuple[Branch, ...]]
+    interrupt_before: tuple[str, ...]
+    interrupt_after: tuple[str, ...]
+    strict_resume: bool
+    local_activities: bool
+    state_keys: tuple[str, ...]
+    input_keys: tuple[str, ...]
+    output_keys: tuple[str, ...]
+    types: DeclaredTypes = NO_TYPES  # the classes its data may be decoded into
+
+    @classmethod
+    def build(cls, b: StateGraph, *, name: str, interrupt_before: Sequence[str],
+              interrupt_after: Sequence[str], strict_resume: bool,
+              local_activities: bool = False, types: Iterable[type] = ()) -> GraphSpec:
+        channels: dict[str, Channel] = {k: channel_for(k, t)
+                                        for k, t in b.channel_types.items()}
+        channels[START] = EphemeralValue(START)
+        channels[TASKS] = Topic(TASKS)
+        nodes = {START: NodeSpec(name=START, fn=None), **b.nodes}
+        triggers: dict[str, list[str]] = {START: [START]}
+        for n in b.nodes:
+            channels[f"branch:to:{n}"] = EphemeralValue(f"branch:to:{n}")
+            triggers[n] = [f"branch:to:{n}"]
+        joins: dict[str, list[str]] = {}
+        for starts, end in b.joins:
+            if end == END:  # waiting to end is ending: nothing to trigger
+                continue
+            chan = f"join:{'+'.join(starts)}:{end}"
+            channels[chan] = NamedBarrierValue(chan, starts)
+            triggers[end].append(chan)
+            for s in starts:
+                joins.setdefault(s, []).append(chan)
+        edges: dict[str, list[str]] = {}
+        for a, z in b.edges:
+            edges.setdefault(a, []).append(z)
+        return cls(
+            name=name, builder=b, nodes=nodes, channels=channels,
+            triggers={k: tuple(v) for k, v in triggers.items()},
+            edges={k: tuple(v) for k, v in edges.items()},
+            joins={k: tuple(v) for k, v in joins.items()},
+            branches={k: tuple(v) for k, v in b.branches.items()},
+            interrupt_before=tuple(interrupt_before), interrupt_after=tuple(interrupt_after),
+            strict_resume=strict_resume, local_activities=local_activities,
+            state_keys=tuple(b.channel_types),
+            input_keys=tuple(b.input_keys), output_keys=tuple(b.output_keys),
+            types=declared_types(b.schemas, types))
+
+    @property
+    def is_root(self) -> bool:
+        """The state is one value (a root channel), not a dict of keys."""
+        return self.state_keys == (ROOT,)
+
+    def present(self, values: dict[str, Any]) -> Any:
+        """State values as users see them: the value itself for a one-value state."""
+        return values.get(ROOT) if self.is_root else values
+
+    # -- reading and writing state ------------------------------------------
+    def update_to_writes(self, node: str, update: Any) -> list[tuple[str, Any]]:
+        """Turn a node's return value (dict, model, dataclass) into channel writes."""
+        if update is None:
+            return []
+        if self.is_root:
+            return [(ROOT, update)]
+        items: Iterable[tuple[str, Any]]
+        if isinstance(update, dict):
+            items = update.items()
+        elif hasattr(update, "model_fields_set") and hasattr(update, "model_fields"):
+            # LangGraph's rule: a field left None by default, and not set, is not written.
+            fields = type(update).model_fields
+            items = ((k, getattr(update, k)) for k in fields
+                     if getattr(update, k) is not None or fields[k].default is not None
+                     or k in update.model_fields_set)
+        elif dataclasses.is_dataclass(update) and not isinstance(update, type):
+            items = ((f.name, getattr(update, f.name)) for f in dataclasses.fields(update))
+        else:
+            raise InvalidUpdateError(
+                f"node '{node}' returned {type(update).__name__} {update!r}; expected a dict "
+                f"of state updates, None, or a Command.", nodes=[node])
+        items = list(items)
+        writes = [(k, v) for k, v in items if k in self.channels and k in self.state_keys]
+        unknown = [k for k, _ in items if k not in self.state_keys]
+        if unknown and node not in (START, "input"):  # LangGraph ignores them too
+            _log.warning("node %r returned keys %s that are not in the state schema %s; "
+                         "they are ignored", node, unknown, list(self.state_keys))
+        return writes
+
+    def make_input(self, values: dict[str, Any], node: str | None = None,
+                   schema: Any = None) -> Any:
+        """Build the value a node (or routing function) receives: its input schema's
+        keys, as that schema; the state schema's by default."""
+        if self.is_root:
+            return values.get(ROOT)
+        spec = self.nodes.get(node) if node else None
+        if schema is None and spec is not None:
+            schema = spec.input_schema
+        keys: Iterable[str] = schema_keys(schema) if schema is not None else self.builder.fields
+        schema = schema or self.builder.state_schema
+        values = {k: values[k] for k in keys if k in values}
+        if hasattr(schema, "model_validate"):
+            return schema.model_validate(values) if values else schema.model_construct()
+        if dataclasses.is_dataclass(schema) and isinstance(schema, type):
+            try:
+                return schema(**values)
+            except TypeError:
+                return values
+        return dict(values)
+
+
+def goto_writes(graph: GraphSpec, gotos: Sequence[str | Send]) -> list[Write]:
+    """Channel writes that make the named nodes (or Send packets) run next."""
+    writes: list[Write] = []
+    for g in gotos:
+        if isinstance(g, Send):
+            if g.node not in graph.nodes or g.node == START:
+                raise InvalidUpdateError(f"Send to unknown node {g.node!r}. Known nodes: "
+                                         f"{[n for n in graph.nodes if n != START]}.")
+            writes.append((TASKS, g))
+        elif g == END:
+            continue
+        elif g in graph.nodes and g != START:
+            writes.append((f"branch:to:{g}", None))
+        else:
+            raise InvalidUpdateError(f"goto names unknown node {g!r}. Known nodes: "
+                                     f"{[n for n in graph.nodes if n != START]}.")
+    return writes
