@@ -64,7 +64,8 @@ async def run_node(call: NodeCall) -> NodeResult:
             writes=serde.dumps(result.writes, types), update=serde.dumps(result.update, types),
             interrupts=[serde.interrupt_to_json(i) for i in result.interrupts],
             resume=serde.dumps(result.resume, types), nested=serde.dumps(result.nested, types),
-            invalid_resume=result.invalid_resume, custom=serde.dumps(result.custom, types))
+            invalid_resume=result.invalid_resume, custom=serde.dumps(result.custom, types),
+            paused=result.paused)
     except (UndeclaredTypeError, TypeError) as exc:
         raise _refuse(f"node '{call.node}' wrote a value it cannot store", exc) from None
 

@@ -132,3 +132,4 @@ class TaskResult:
     exception: BaseException | None = field(default=None, compare=False)
     invalid_resume: str | None = None
     custom: list[Any] = field(default_factory=list)  # chunks for the 'custom' stream mode
+    paused: bool = False  # stopped inside: an interrupt, or a subgraph's static breakpoint

@@ -402,7 +402,7 @@ class RemoteGraph:
         cid = ((config or {}).get("configurable") or {}).get("checkpoint_id")
         handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(tid))
         try:
-            data = await handle.query("get_state", cid)
+            data = await handle.query("get_state", args=[cid, subgraphs])
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:
                 return StateSnapshot(values={}, next=(), config={"configurable": {

@@ -470,14 +470,14 @@ class Run:
         by_id = {**self._done, **{r.task_id: r for r in results}}
         self.resume_map.clear()
         self.null_resume = MISSING
-        interrupted = [r for r in results if r.interrupts and not r.error]
+        interrupted = [r for r in results if (r.interrupts or r.paused) and not r.error]
         failed = [r for r in results if r.error]
         ordered = [(t, by_id[t.id]) for t in sorted(self._tasks, key=_path_key) if t.id in by_id]
         for t, r in ordered:
             if t.id in self._done or t.name == START:
                 continue
             self.events += [("custom", chunk) for chunk in r.custom]
-            if r.interrupts:  # one chunk per task that paused (LangGraph)
+            if r.interrupts or r.paused:  # one chunk per task that paused (LangGraph)
                 self.events.append(("updates", {INTERRUPT: tuple(r.interrupts)}))
             elif not r.error:
                 self.events.append(("updates", {t.name: update_chunk(self.graph, r.writes)}))
@@ -492,7 +492,7 @@ class Run:
                 if r.error:
                     pending[t.id] = PendingTask(status="failed", error=r.error,
                                                 resume=list(r.resume), nested=r.nested)
-                elif r.interrupts:
+                elif r.interrupts or r.paused:  # paused: a subgraph stopped at a breakpoint
                     pending[t.id] = PendingTask(status="interrupted", interrupts=r.interrupts,
                                                 resume=list(r.resume), nested=r.nested)
                 else:

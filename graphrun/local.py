@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from graphrun import engine, state
+from graphrun import state
 from graphrun.channels import MISSING
 from graphrun.engine import Run, RunOptions, TaskCall, TaskResult, Thread
 from graphrun.errors import GraphInterrupt
@@ -275,7 +275,7 @@ class CompiledStateGraph:
         saved: Thread | None = ctx.nested.get(key)
         parent_tid = _thread_id(ctx.config) or "ephemeral"
         thread = saved or Thread(thread_id=f"{parent_tid}|{ctx.call.task.ns}|{key}")
-        resuming = saved is not None and bool(engine.pending_interrupts(thread.head))
+        resuming = saved is not None  # kept only while the subgraph is paused
         run = Run(self.spec, thread, None if resuming else input, clock=_now,
                   options=RunOptions(
                       ns=ctx.call.task.ns, context=ctx.call.context,
@@ -283,7 +283,7 @@ class CompiledStateGraph:
                       resume_map=ctx.resume_map if resuming else None))
 
         def finish() -> Any:
-            if run.status == "interrupted" and run.interrupts:
+            if run.status == "interrupted":  # an interrupt(), or its own breakpoint
                 ctx.nested[key] = thread
                 raise GraphInterrupt(run.interrupts)
             ctx.nested.pop(key, None)
@@ -305,7 +305,8 @@ class CompiledStateGraph:
     # -- reading and writing state -----------------------------------------------
     def get_state(self, config: Mapping[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         thread = self._thread(config, required=True)
-        return state.snapshot(self.spec, thread, thread.get(_checkpoint_id(config)))
+        return state.snapshot(self.spec, thread, thread.get(_checkpoint_id(config)),
+                              subgraphs=subgraphs)
 
     async def aget_state(self, config: Mapping[str, Any], *, subgraphs: bool = False
                          ) -> StateSnapshot:

@@ -45,6 +45,7 @@ class NodeResult(_Wire):
     nested: dict[str, Any] = {}
     invalid_resume: str | None = None
     custom: list[Any] = []  # chunks the node sent to the 'custom' stream, typed JSON
+    paused: bool = False  # stopped inside without an interrupt (a subgraph's breakpoint)
 
 
 class UpdateCall(_Wire):

@@ -242,7 +242,7 @@ async def _call_async(fn: Callable[..., Awaitable[Any]] | None, ctx: TaskContext
 def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool) -> TaskResult:
     t = ctx.call.task
     if isinstance(exc, GraphInterrupt):
-        return TaskResult(task_id=t.id, interrupts=list(exc.interrupts),
+        return TaskResult(task_id=t.id, interrupts=list(exc.interrupts), paused=True,
                           resume=list(ctx.resume), nested=ctx.nested, custom=list(ctx.custom))
     if ctx.invalid_resume:
         return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume)

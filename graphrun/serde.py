@@ -263,6 +263,7 @@ def snapshot_to_json(s: Any) -> dict[str, Any]:
                               "message": getattr(t.error, "error_message", str(t.error))}
                              if t.error else None),
                    "interrupts": [interrupt_to_json(i) for i in t.interrupts],
+                   "state": _task_state_to_json(t.state),
                    "result": dumps(t.result)} for t in s.tasks],
         "interrupts": [interrupt_to_json(i) for i in s.interrupts],
     }
@@ -275,6 +276,7 @@ def snapshot_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> An
         id=t["id"], name=t["name"], path=tuple(t["path"]),
         error=TaskError(t["error"]["type"], t["error"]["message"]) if t.get("error") else None,
         interrupts=tuple(interrupt_from_json(i, types) for i in t["interrupts"]),
+        state=_task_state_from_json(t.get("state"), types),
         result=loads(t.get("result"), types)) for t in d["tasks"])
     return StateSnapshot(values=loads(d["values"], types), next=tuple(d["next"]),
                          config=d["config"], metadata=loads(d["metadata"], types),
@@ -311,3 +313,20 @@ class InputLimits:
                 f"{what} is {size:,} bytes as JSON; the limit is {self.max_bytes:,}. Send a "
                 f"reference (a URL or an id) instead, or raise the limit (GraphClient("
                 f"limits=...) and create_worker(limits=...)).")
+
+
+def _task_state_to_json(state: Any) -> Any:
+    """A subgraph task's state: its snapshot, or a config pointing at it."""
+    if state is None:
+        return None
+    if hasattr(state, "_fields"):  # a StateSnapshot
+        return {"snapshot": snapshot_to_json(state)}
+    return {"config": state}
+
+
+def _task_state_from_json(d: Any, types: DeclaredTypes) -> Any:
+    if not isinstance(d, dict):
+        return None
+    if "snapshot" in d:
+        return snapshot_from_json(d["snapshot"], types)
+    return d.get("config")

@@ -26,13 +26,17 @@ COPY = "__copy__"  # update_state(config, None, as_node=COPY) forks a copy
 
 
 def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
-             ns: str = "", *, with_pending: bool = True) -> StateSnapshot:
+             ns: str = "", *, with_pending: bool = True, subgraphs: bool = False,
+             thread_id: str | None = None) -> StateSnapshot:
     """The StateSnapshot of one checkpoint, as `get_state()` shows it.
 
     History entries (`with_pending=False`) show the checkpoint's own values, as
-    LangGraph's do; the head also shows what finished tasks already wrote.
+    LangGraph's do; the head also shows what finished tasks already wrote. A
+    subgraph node's task points at the subgraph's state (`{"configurable":
+    {"thread_id", "checkpoint_ns"}}`); with `subgraphs=True`, a subgraph paused in
+    the task is shown as its own StateSnapshot.
     """
-    tid = thread.thread_id
+    tid = thread_id or thread.thread_id
     if ckpt is None:
         return StateSnapshot(values={}, next=(), config={"configurable": {"thread_id": tid}},
                              metadata=None, created_at=None, parent_config=None, tasks=())
@@ -55,7 +59,7 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         pregel_tasks.append(PregelTask(
             id=t.id, name=t.name, path=t.path, error=error,
             interrupts=tuple(p.interrupts) if p and p.status == "interrupted" else (),
-            result=result))
+            state=_subgraph_state(graph, t, p, tid, subgraphs), result=result))
 
     def config(cid: str | None) -> dict[str, Any]:
         return {"configurable": {"thread_id": tid, "checkpoint_ns": ns, "checkpoint_id": cid}}
@@ -71,6 +75,19 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         parent_config=config(ckpt.parent_id) if ckpt.parent_id else None,
         tasks=tuple(pregel_tasks),
         interrupts=tuple(pending_interrupts(ckpt).values()))
+
+
+def _subgraph_state(graph: GraphSpec, task: Task, pending: Any, thread_id: str,
+                    subgraphs: bool) -> Any:
+    node = graph.nodes.get(task.name)
+    sub = getattr(node.fn, "spec", None) if node is not None and node.is_subgraph else None
+    if sub is None:
+        return None
+    saved = next((t for t in (pending.nested.values() if pending else ())
+                  if isinstance(t, Thread)), None)
+    if subgraphs and saved is not None:
+        return snapshot(sub, saved, saved.head, task.ns, subgraphs=True, thread_id=thread_id)
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": task.ns}}
 
 
 def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | None, *,

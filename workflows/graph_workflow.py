@@ -261,7 +261,8 @@ class GraphWorkflow:
                 interrupts=[self._loads(i, serde.interrupt_from_json)
                             for i in res.interrupts],
                 resume=self._loads(res.resume), nested=self._loads(res.nested),
-                invalid_resume=res.invalid_resume, custom=self._loads(res.custom))
+                invalid_resume=res.invalid_resume, custom=self._loads(res.custom),
+                paused=res.paused)
         except (UndeclaredTypeError, ValueError) as exc:  # never a workflow-task failure
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
                                      error={"type": type(exc).__name__, "message": str(exc)})
@@ -434,8 +435,10 @@ class GraphWorkflow:
         self._publish_details()
 
     @workflow.query
-    def get_state(self, checkpoint_id: str | None = None) -> dict[str, Any]:
-        snap = state.snapshot(self._spec, self._thread, self._thread.get(checkpoint_id))
+    def get_state(self, checkpoint_id: str | None = None, subgraphs: bool = False
+                  ) -> dict[str, Any]:
+        snap = state.snapshot(self._spec, self._thread, self._thread.get(checkpoint_id),
+                              subgraphs=subgraphs)
         return {**serde.snapshot_to_json(snap), "status": self._status,
                 "refused": list(self._rejected)}
 

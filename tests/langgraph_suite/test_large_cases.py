@@ -3920,13 +3920,6 @@ def test_partial_pending_checkpoint(sync_checkpointer: BaseCheckpointSaver) -> N
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "InMemorySaver has no checkpointer .list(config) "
-        "(tool_two.checkpointer.list(thread1) raises AttributeError)"
-    ),
-)
 def test_dynamic_interrupt_subgraph(sync_checkpointer: BaseCheckpointSaver) -> None:
     class SubgraphState(TypedDict):
         my_key: str

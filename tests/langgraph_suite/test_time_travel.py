@@ -868,14 +868,6 @@ def test_subgraph_interrupt_replay_from_parent(
     assert "step_b" not in called
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "get_state(config, subgraphs=True) leaves PregelTask.state None for a subgraph "
-        "task (LangGraph puts the subgraph's StateSnapshot there), so subgraph "
-        "checkpoints cannot be read or addressed"
-    ),
-)
 def test_subgraph_interrupt_replay_from_interrupt_checkpoint(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2740,14 +2732,6 @@ def test_update_state_with_none_values(
     assert fork_state.metadata["source"] == "update"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "get_state(config, subgraphs=True) leaves PregelTask.state None for a subgraph "
-        "task (LangGraph puts the subgraph's StateSnapshot there), so subgraph "
-        "checkpoints cannot be read or addressed"
-    ),
-)
 def test_get_state_with_subgraphs_returns_subgraph_state(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
