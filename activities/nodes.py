@@ -65,7 +65,8 @@ async def run_node(call: NodeCall) -> NodeResult:
             interrupts=[serde.interrupt_to_json(i) for i in result.interrupts],
             resume=serde.dumps(result.resume, types), nested=serde.dumps(result.nested, types),
             invalid_resume=result.invalid_resume, custom=serde.dumps(result.custom, types),
-            paused=result.paused)
+            paused=result.paused,
+            sub_events=serde.dumps(result.sub_events, types) if call.stream else [])
     except (UndeclaredTypeError, TypeError) as exc:
         raise _refuse(f"node '{call.node}' wrote a value it cannot store", exc) from None
 

@@ -133,3 +133,5 @@ class TaskResult:
     invalid_resume: str | None = None
     custom: list[Any] = field(default_factory=list)  # chunks for the 'custom' stream mode
     paused: bool = False  # stopped inside: an interrupt, or a subgraph's static breakpoint
+    # Stream chunks of subgraphs the task ran: (namespace, mode, chunk), for subgraphs=True.
+    sub_events: list[Any] = field(default_factory=list)

@@ -38,6 +38,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from graphrun import errors, registry, serde
 from graphrun.declared import DeclaredTypes
+from graphrun.engine import stream_chunks
 from graphrun.payloads import (
     InvokeRequest,
     ResumeSignal,
@@ -385,16 +386,14 @@ class RemoteGraph:
         return asyncio.run(self.ainvoke(input, config, **kw))
 
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
-                      stream_mode: str | Sequence[str] = "updates", **options: Any
-                      ) -> AsyncIterator[Any]:
+                      stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
+                      **options: Any) -> AsyncIterator[Any]:
         """The run's chunks, delivered when the run next stops."""
         result = await self._run(input, config, options, stream=True)
-        modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
-        out = self._output(result)
-        for mode, payload in serde.loads(result.events, self.types):
-            if mode in modes:
-                yield payload if len(modes) == 1 else (mode, payload)
-        del out
+        self._output(result)  # a failed run raises, as in-process
+        events = [tuple(e) for e in serde.loads(result.events, self.types) or []]
+        for chunk in stream_chunks(events, stream_mode, subgraphs):
+            yield chunk
 
     async def aget_state(self, config: Mapping[str, Any], *, subgraphs: bool = False
                          ) -> StateSnapshot:

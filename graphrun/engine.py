@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphrun.channels import MISSING, Channel
@@ -80,6 +80,7 @@ __all__ = [
     "restore_channels",
     "save_channels",
     "should_interrupt",
+    "stream_chunks",
     "task_id",
     "task_result",
     "update_chunk",
@@ -308,7 +309,8 @@ class Run:
         self.steps = 0
         self.status = "running"
         self.interrupts: list[Interrupt] = []
-        self.events: list[tuple[str, Any]] = []
+        # (mode, chunk) of this run; (namespace, mode, chunk) of the subgraphs its tasks ran
+        self.events: list[tuple[Any, ...]] = []
         self.failed: list[TaskResult] = []
         self.resume_map: dict[str, Any] = dict(o.resume_map or {})
         self.null_resume = o.null_resume
@@ -476,6 +478,7 @@ class Run:
         for t, r in ordered:
             if t.id in self._done or t.name == START:
                 continue
+            self.events += r.sub_events  # a subgraph's chunks come before its node's
             self.events += [("custom", chunk) for chunk in r.custom]
             if r.interrupts or r.paused:  # one chunk per task that paused (LangGraph)
                 self.events.append(("updates", {INTERRUPT: tuple(r.interrupts)}))
@@ -640,3 +643,18 @@ def _working_copy(c: Checkpoint) -> Checkpoint:
         c, channel_versions=dict(c.channel_versions),
         versions_seen={k: dict(v) for k, v in c.versions_seen.items()},
         pending=dict(c.pending), null_writes=list(c.null_writes))
+
+
+def stream_chunks(events: list[tuple[Any, ...]], stream_mode: str | Sequence[str],
+            subgraphs: bool = False) -> Iterator[Any]:
+    """Stream chunks in LangGraph's shapes: `chunk`, `(mode, chunk)` for several modes,
+    and with `subgraphs=True` the namespace first: `(ns, chunk)` or `(ns, mode, chunk)`."""
+    modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
+    for event in events:
+        ns, mode, payload = event if len(event) == 3 else ((), *event)
+        if mode not in modes or (ns and not subgraphs):
+            continue
+        if not subgraphs:
+            yield payload if len(modes) == 1 else (mode, payload)
+        else:
+            yield (tuple(ns), payload) if len(modes) == 1 else (tuple(ns), mode, payload)

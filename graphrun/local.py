@@ -16,13 +16,20 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from graphrun import state
+from graphrun import engine, state
 from graphrun.channels import MISSING
 from graphrun.engine import Run, RunOptions, TaskCall, TaskResult, Thread
 from graphrun.errors import GraphInterrupt
 from graphrun.runner import arun_task, current_task, node_writes, run_task
 from graphrun.spec import GraphSpec
-from graphrun.types import Command, RetryPolicy, StateSnapshot, matching_policy, retry_delay
+from graphrun.types import (
+    NS_SEP,
+    Command,
+    RetryPolicy,
+    StateSnapshot,
+    matching_policy,
+    retry_delay,
+)
 
 
 def _now() -> str:
@@ -248,20 +255,21 @@ class CompiledStateGraph:
         return run.output()
 
     def stream(self, input: Any, config: Mapping[str, Any] | None = None, *,
-               stream_mode: str | Sequence[str] = "updates", **options: Any
-               ) -> Iterator[Any]:
+               stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
+               **options: Any) -> Iterator[Any]:
         """Yield 'updates' ({node: update}, the default as in LangGraph) or 'values'
-        (the state after each step); a list of modes yields (mode, chunk) pairs."""
+        (the state after each step); a list of modes yields (mode, chunk) pairs, and
+        `subgraphs=True` puts the namespace first (() for this graph's own chunks)."""
         run = self._run(input, config, options)
         for events in self._steps(run, config):
-            yield from _chunks(events, stream_mode)
+            yield from engine.stream_chunks(events, stream_mode, subgraphs)
 
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
-                      stream_mode: str | Sequence[str] = "updates", **options: Any
-                      ) -> AsyncIterator[Any]:
+                      stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
+                      **options: Any) -> AsyncIterator[Any]:
         run = self._run(input, config, options)
         async for events in self._asteps(run, config):
-            for chunk in _chunks(events, stream_mode):
+            for chunk in engine.stream_chunks(events, stream_mode, subgraphs):
                 yield chunk
 
     # -- subgraphs -----------------------------------------------------------
@@ -290,14 +298,20 @@ class CompiledStateGraph:
             self._after(run)
             return run.values()
 
+        # The subgraph's chunks, under the namespace of the task that ran it.
+        prefix = tuple(ctx.call.task.ns.split(NS_SEP))
+
+        def forward(events: list[tuple[Any, ...]]) -> None:
+            ctx.sub_events += [e if len(e) == 3 else (prefix, *e) for e in events]
+
         if sync:
-            for _ in self._steps(run, config):
-                pass
+            for events in self._steps(run, config):
+                forward(events)
             return finish()
 
         async def go() -> Any:
-            async for _ in self._asteps(run, config):
-                pass
+            async for events in self._asteps(run, config):
+                forward(events)
             return finish()
 
         return go()
@@ -357,10 +371,3 @@ def _retry_delay(result: TaskResult, policies: Sequence[RetryPolicy], attempt: i
     if policy is None or attempt >= policy.max_attempts:
         return None
     return retry_delay(policy, attempt, random.uniform(0, 1))
-
-
-def _chunks(events: list[tuple[str, Any]], stream_mode: str | Sequence[str]) -> Iterator[Any]:
-    modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
-    for mode, payload in events:
-        if mode in modes:
-            yield payload if len(modes) == 1 else (mode, payload)

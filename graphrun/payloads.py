@@ -33,6 +33,7 @@ class NodeCall(_Wire):
     nested: dict[str, Any] = {}
     config: dict[str, Any] = {}
     context: Any = None  # the run's runtime context, typed JSON
+    stream: bool = False  # the caller streams: send back subgraphs' chunks too
 
 
 class NodeResult(_Wire):
@@ -46,6 +47,7 @@ class NodeResult(_Wire):
     invalid_resume: str | None = None
     custom: list[Any] = []  # chunks the node sent to the 'custom' stream, typed JSON
     paused: bool = False  # stopped inside without an interrupt (a subgraph's breakpoint)
+    sub_events: list[Any] = []  # its subgraphs' stream chunks, typed JSON (when streaming)
 
 
 class UpdateCall(_Wire):

@@ -41,6 +41,7 @@ class TaskContext:
     subgraph_counter: int = 0
     invalid_resume: str | None = None
     custom: list[Any] = dataclasses.field(default_factory=list)
+    sub_events: list[Any] = dataclasses.field(default_factory=list)
 
     def take_null_resume(self) -> Any:
         v, self.null_resume = self.null_resume, MISSING
@@ -243,7 +244,8 @@ def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool) -> TaskRes
     t = ctx.call.task
     if isinstance(exc, GraphInterrupt):
         return TaskResult(task_id=t.id, interrupts=list(exc.interrupts), paused=True,
-                          resume=list(ctx.resume), nested=ctx.nested, custom=list(ctx.custom))
+                          resume=list(ctx.resume), nested=ctx.nested, custom=list(ctx.custom),
+                          sub_events=list(ctx.sub_events))
     if ctx.invalid_resume:
         return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume)
     if isinstance(exc, ParentCommand) or raise_errors or not isinstance(exc, Exception):
@@ -261,7 +263,7 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
                                  t.state if t.name == START else t.input, ctx.config,
                                  state_input=t.path[0] != PUSH)
     return TaskResult(task_id=t.id, writes=writes, update=update, resume=list(ctx.resume),
-                      custom=list(ctx.custom))
+                      custom=list(ctx.custom), sub_events=list(ctx.sub_events))
 
 
 def node_writes(graph: GraphSpec, name: str, out: Any, state: Any,

@@ -236,7 +236,7 @@ class GraphWorkflow:
             has_null_resume=call.null_resume is not MISSING,
             resume_map=serde.dumps(dict(run.resume_map)), nested=serde.dumps(call.nested),
             config=serde.dumps({k: v for k, v in item.config.items() if k == "configurable"}),
-            context=serde.dumps(call.context))
+            context=serde.dumps(call.context), stream=item.stream)
         options: dict[str, Any] = {
             "start_to_close_timeout": node.timeout or DEFAULT_NODE_TIMEOUT,
             "retry_policy": _retry_policy(node),
@@ -262,7 +262,7 @@ class GraphWorkflow:
                             for i in res.interrupts],
                 resume=self._loads(res.resume), nested=self._loads(res.nested),
                 invalid_resume=res.invalid_resume, custom=self._loads(res.custom),
-                paused=res.paused)
+                paused=res.paused, sub_events=[tuple(e) for e in self._loads(res.sub_events)])
         except (UndeclaredTypeError, ValueError) as exc:  # never a workflow-task failure
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
                                      error={"type": type(exc).__name__, "message": str(exc)})
