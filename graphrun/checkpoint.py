@@ -36,6 +36,9 @@ def interrupt_id(task_ns: str, answered: int) -> str:
     return xxh3_128_hexdigest((f"{task_ns}{NS_SEP}{answered}" if answered else task_ns).encode())
 
 
+STATEFUL = "@"  # the key prefix of a stateful subgraph's thread in a task's nested threads
+
+
 def is_interrupt_id(key: Any) -> bool:
     return isinstance(key, str) and len(key) == 32 and all(c in "0123456789abcdef" for c in key)
 
@@ -58,6 +61,8 @@ class Checkpoint:
     pending: dict[str, PendingTask] = field(default_factory=dict)
     # A resume Command's update/goto, applied before the next step.
     null_writes: list[Write] = field(default_factory=list)
+    # The threads of stateful subgraphs (compile(checkpointer=True)), as of this checkpoint.
+    subgraphs: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -22,6 +22,7 @@ from typing import Any
 
 from graphrun.channels import MISSING, Channel
 from graphrun.checkpoint import (
+    STATEFUL,
     Checkpoint,
     Task,
     TaskCall,
@@ -73,6 +74,7 @@ __all__ = [
     "goto_writes",
     "interrupt_id",
     "is_interrupt_id",
+    "is_paused",
     "pending_interrupts",
     "prepare_tasks",
     "read_values",
@@ -256,6 +258,17 @@ def should_interrupt(ckpt: Checkpoint, nodes: Sequence[str], tasks: Sequence[Tas
     changed = any(v > seen.get(c, 0) for c, v in ckpt.channel_versions.items())
     return changed and any(t.name != START and ("*" in nodes or t.name in nodes)
                            for t in tasks)
+
+
+def is_paused(graph: GraphSpec, thread: Thread) -> bool:
+    """Whether the thread's last run stopped before its end (an interrupt, a breakpoint)."""
+    head = thread.head
+    if head is None:
+        return False
+    if any(p.status in ("interrupted", "failed") for p in head.pending.values()):
+        return True
+    ckpt, channels = resolve_checkpoint(graph, head)
+    return bool(prepare_tasks(graph, ckpt, channels))
 
 
 def pending_interrupts(ckpt: Checkpoint | None) -> dict[str, Interrupt]:
@@ -443,7 +456,8 @@ class Run:
         assert self.ckpt is not None
         p = self.ckpt.pending.get(task.id)
         resume = list(p.resume) if p else []
-        nested = copy.deepcopy(p.nested) if p else {}
+        # Stateful subgraphs' threads, then what a paused task saved (its own subgraphs).
+        nested = {**copy.deepcopy(self.ckpt.subgraphs), **(copy.deepcopy(p.nested) if p else {})}
         if self.resume_map:
             nxt = interrupt_id(task.ns, len(resume))
             if nxt in self.resume_map:
@@ -526,6 +540,9 @@ class Run:
             raise
         self.steps += 1
         metadata_writes = {t.name: task_result(self.graph, r.writes) for t, r in ordered} or None
+        work.subgraphs = {**work.subgraphs, **{k: v for _, r in ordered
+                                               for k, v in r.nested.items()
+                                               if k.startswith(STATEFUL)}}
         self._commit(work, source="loop", step=step, writes=metadata_writes)
         if updated & set(self.graph.output_keys):
             self.events.append(("values", self.values()))
@@ -544,7 +561,8 @@ class Run:
             id=cid, step=step, source=source, channel_values=values,
             channel_versions=dict(prev.channel_versions),
             versions_seen={k: dict(v) for k, v in prev.versions_seen.items()},
-            parent_id=parent, created_at=self.clock(), writes=writes))
+            parent_id=parent, created_at=self.clock(), writes=writes,
+            subgraphs=dict(prev.subgraphs)))
         self._base = self.ckpt
 
     def _append(self, make: Callable[[str], Checkpoint]) -> Checkpoint:

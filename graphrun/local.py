@@ -18,11 +18,13 @@ from typing import Any, NamedTuple
 
 from graphrun import engine, state
 from graphrun.channels import MISSING
+from graphrun.checkpoint import STATEFUL
 from graphrun.engine import Run, RunOptions, TaskCall, TaskResult, Thread
 from graphrun.errors import GraphInterrupt
 from graphrun.runner import arun_task, current_task, node_writes, run_task
 from graphrun.spec import GraphSpec
 from graphrun.types import (
+    NS_END,
     NS_SEP,
     Command,
     RetryPolicy,
@@ -277,16 +279,22 @@ class CompiledStateGraph:
         """A graph called from inside a node keeps its thread in the calling task."""
         ctx = current_task()
         assert ctx is not None
-        key = f"{self.spec.name}:{ctx.subgraph_counter}"
+        # compile(checkpointer=True): the subgraph keeps its thread across the parent's
+        # steps and runs (under the node's name); otherwise only while it is paused.
+        stateful = self.checkpointer is True
+        task = ctx.call.task
+        key = (f"{STATEFUL}{task.name}:{self.spec.name}:{ctx.subgraph_counter}" if stateful
+               else f"{self.spec.name}:{ctx.subgraph_counter}")
         ctx.subgraph_counter += 1
         # The task's saved nested thread (typed JSON brings it back as a Thread on Temporal).
         saved: Thread | None = ctx.nested.get(key)
         parent_tid = _thread_id(ctx.config) or "ephemeral"
-        thread = saved or Thread(thread_id=f"{parent_tid}|{ctx.call.task.ns}|{key}")
-        resuming = saved is not None  # kept only while the subgraph is paused
+        ns = task.ns.rsplit(NS_END, 1)[0] if stateful else task.ns
+        thread = saved or Thread(thread_id=f"{parent_tid}|{ns}|{key}")
+        resuming = saved is not None and (not stateful or engine.is_paused(self.spec, saved))
         run = Run(self.spec, thread, None if resuming else input, clock=_now,
                   options=RunOptions(
-                      ns=ctx.call.task.ns, context=ctx.call.context,
+                      ns=ns, context=ctx.call.context,
                       null_resume=ctx.take_null_resume() if resuming else MISSING,
                       resume_map=ctx.resume_map if resuming else None))
 
@@ -294,12 +302,15 @@ class CompiledStateGraph:
             if run.status == "interrupted":  # an interrupt(), or its own breakpoint
                 ctx.nested[key] = thread
                 raise GraphInterrupt(run.interrupts)
-            ctx.nested.pop(key, None)
+            if stateful:
+                ctx.nested[key] = thread
+            else:
+                ctx.nested.pop(key, None)
             self._after(run)
             return run.values()
 
         # The subgraph's chunks, under the namespace of the task that ran it.
-        prefix = tuple(ctx.call.task.ns.split(NS_SEP))
+        prefix = tuple(ns.split(NS_SEP))
 
         def forward(events: list[tuple[Any, ...]]) -> None:
             ctx.sub_events += [e if len(e) == 3 else (prefix, *e) for e in events]

@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from graphrun.channels import MISSING
-from graphrun.checkpoint import TaskCall, TaskResult, Write, interrupt_id
+from graphrun.checkpoint import STATEFUL, TaskCall, TaskResult, Write, interrupt_id
 from graphrun.errors import GraphInterrupt, InvalidResumeError, InvalidUpdateError, ParentCommand
 from graphrun.runtime import Runtime, coerce_context
 from graphrun.spec import GraphSpec, goto_writes
@@ -263,7 +263,8 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
                                  t.state if t.name == START else t.input, ctx.config,
                                  state_input=t.path[0] != PUSH)
     return TaskResult(task_id=t.id, writes=writes, update=update, resume=list(ctx.resume),
-                      custom=list(ctx.custom), sub_events=list(ctx.sub_events))
+                      custom=list(ctx.custom), sub_events=list(ctx.sub_events),
+                      nested={k: v for k, v in ctx.nested.items() if k.startswith(STATEFUL)})
 
 
 def node_writes(graph: GraphSpec, name: str, out: Any, state: Any,

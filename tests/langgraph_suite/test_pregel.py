@@ -1814,10 +1814,6 @@ def test_nested_graph() -> None:
     # graphrun: `app | RunnablePassthrough()` (LangChain Runnable composition) not ported.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stream(..., subgraphs=True) is ignored: yields plain chunks, not (namespace, chunk) tuples with the subgraph's own updates",
-)
 def test_subgraph_checkpoint_true(
     sync_checkpointer: InMemorySaver, durability: str
 ) -> None:
@@ -3720,10 +3716,6 @@ def test_pydantic_state_mutation_command() -> None:
     assert graph.invoke({"outer": 1}) == {"outer": 10, "inner": Inner(a=5)}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='a subgraph compiled with checkpointer=True and called from a node does not keep its state across parent invocations (bar_values stay None)',
-)
 def test_interrupt_subgraph_reenter_checkpointer_true(
     sync_checkpointer: InMemorySaver,
 ) -> None:

@@ -1157,14 +1157,6 @@ def test_subgraph_interrupt_resume_with_explicit_head_checkpoint_id(
     assert result["value"] == ["sub_a", "human:answer", "sub_b"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a subgraph compiled with checkpointer=True keeps no state across parent "
-        "invocations or ticks: each run of the subgraph node starts from an empty state "
-        "(LangGraph loads the subgraph's latest checkpoint)"
-    ),
-)
 def test_subgraph_replay_loads_accumulated_state_then_resume(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2817,14 +2809,6 @@ def test_checkpoint_ns_accessible_in_subgraph(
     assert captured_config["thread_id"] == "1"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a subgraph compiled with checkpointer=True keeps no state across parent "
-        "invocations or ticks: each run of the subgraph node starts from an empty state "
-        "(LangGraph loads the subgraph's latest checkpoint)"
-    ),
-)
 def test_stateful_subgraph_retains_state_on_parent_replay(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2984,14 +2968,6 @@ def test_stateful_subgraph_retains_state_on_parent_fork(
     assert observed[0] == ("step_a", {"value": ["a:a1", "b:b1"]})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a subgraph compiled with checkpointer=True keeps no state across parent "
-        "invocations or ticks: each run of the subgraph node starts from an empty state "
-        "(LangGraph loads the subgraph's latest checkpoint)"
-    ),
-)
 def test_stateful_subgraph_loads_state_across_ticks(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -3585,14 +3561,6 @@ def test_stateless_subgraph_starts_fresh_on_parent_replay(
     assert started[0] == ("step_a", {"value": []})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a subgraph compiled with checkpointer=True keeps no state across parent "
-        "invocations or ticks: each run of the subgraph node starts from an empty state "
-        "(LangGraph loads the subgraph's latest checkpoint)"
-    ),
-)
 def test_stateful_subgraph_loads_latest_after_replay(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -3656,14 +3624,6 @@ def test_stateful_subgraph_loads_latest_after_replay(
     assert observed[0] == ("sub_step", {"value": ["s", "s"]})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a subgraph compiled with checkpointer=True keeps no state across parent "
-        "invocations or ticks: each run of the subgraph node starts from an empty state "
-        "(LangGraph loads the subgraph's latest checkpoint)"
-    ),
-)
 def test_three_level_nested_subgraph_loads_state_on_replay(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -3989,14 +3949,6 @@ def test_parallel_subgraph_nodes_load_correct_state_on_replay(
     assert b_obs[0] == ("sub_b", {"b_trail": ["b", "b"]})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a subgraph compiled with checkpointer=True keeps no state across parent "
-        "invocations or ticks: each run of the subgraph node starts from an empty state "
-        "(LangGraph loads the subgraph's latest checkpoint)"
-    ),
-)
 def test_subgraph_called_in_loop_loads_state_on_replay(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
