@@ -277,6 +277,7 @@ class RemoteGraph:
                                     **({"recursion_limit": config["recursion_limit"]}
                                        if config and "recursion_limit" in config else {})},
                             stream=stream,
+                            stream_modes=_names(options.get("stream_mode")) or [],
                             interrupt_before=_names(options.get("interrupt_before")),
                             interrupt_after=_names(options.get("interrupt_after")),
                             context=self._send(options.get("context"), "the context"))
@@ -389,7 +390,8 @@ class RemoteGraph:
                       stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
                       **options: Any) -> AsyncIterator[Any]:
         """The run's chunks, delivered when the run next stops."""
-        result = await self._run(input, config, options, stream=True)
+        result = await self._run(input, config, {**options, "stream_mode": stream_mode},
+                                 stream=True)
         self._output(result)  # a failed run raises, as in-process
         events = [tuple(e) for e in serde.loads(result.events, self.types) or []]
         for chunk in stream_chunks(events, stream_mode, subgraphs):

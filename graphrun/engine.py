@@ -295,6 +295,8 @@ class RunOptions:
     ns: str = ""
     null_resume: Any = MISSING
     resume_map: Mapping[str, Any] | None = None
+    # What a caller streams; the 'checkpoints' and 'debug' chunks are made only if asked.
+    stream_modes: frozenset[str] = frozenset()
 
 
 class Run:
@@ -312,6 +314,7 @@ class Run:
         self.options = o
         self.context = o.context
         self._appended: list[Checkpoint] = []
+        self._emitted: set[str] = set()  # checkpoints already streamed
         # Breakpoints given to invoke() replace the compiled ones for this run (LangGraph).
         self.interrupt_before = _breakpoints(graph, o.interrupt_before, graph.interrupt_before)
         self.interrupt_after = _breakpoints(graph, o.interrupt_after, graph.interrupt_after)
@@ -425,6 +428,7 @@ class Run:
         assert self.ckpt is not None
         ckpt = self.ckpt
         tasks = prepare_tasks(self.graph, ckpt, self.channels, self.ns)
+        self._emit_checkpoint(ckpt, tasks)
         if not tasks:
             self.status = "done"
             self._save_head()
@@ -447,9 +451,46 @@ class Run:
             if p is not None and p.status == "done":
                 self._done[t.id] = TaskResult(task_id=t.id, writes=list(p.writes))
         todo = [t for t in tasks if t.id not in self._done]
-        self.events += [("tasks", {"id": t.id, "name": t.name, "input": t.input,
-                                   "triggers": t.triggers}) for t in todo if t.name != START]
+        for t in todo:
+            if t.name != START:
+                self._emit_task({"id": t.id, "name": t.name, "input": t.input,
+                                 "triggers": t.triggers})
         return todo
+
+    # -- the 'tasks', 'checkpoints' and 'debug' stream modes ----------------------------
+    def _emit_task(self, payload: dict[str, Any]) -> None:
+        self.events.append(("tasks", payload))
+        if "debug" in self.options.stream_modes:
+            self.events.append(("debug", {
+                "step": self.ckpt.step + 1 if self.ckpt else 0, "timestamp": self.clock(),
+                "type": "task_result" if "result" in payload else "task",
+                "payload": payload}))
+
+    def _emit_checkpoint(self, ckpt: Checkpoint, tasks: Sequence[Task]) -> None:
+        """A checkpoint as the 'checkpoints' mode shows it, once, with its next tasks."""
+        modes = self.options.stream_modes
+        if not ({"checkpoints", "debug"} & modes) or ckpt.id in self._emitted:
+            return
+        self._emitted.add(ckpt.id)
+        tid, ns = self.thread.thread_id, self.ns
+
+        def config(cid: str) -> dict[str, Any]:
+            return {"configurable": {"thread_id": tid, "checkpoint_ns": ns,
+                                     "checkpoint_id": cid}}
+
+        payload = {
+            "config": config(ckpt.id),
+            "parent_config": config(ckpt.parent_id) if ckpt.parent_id else None,
+            "values": self.graph.present(read_values(self.channels, self.graph.state_keys)),
+            "metadata": {"source": ckpt.source, "step": ckpt.step, "parents": {}},
+            "next": [t.name for t in tasks],
+            "tasks": [{"id": t.id, "name": t.name, "interrupts": (), "state": None}
+                      for t in tasks]}
+        if "checkpoints" in modes:
+            self.events.append(("checkpoints", payload))
+        if "debug" in modes:
+            self.events.append(("debug", {"step": ckpt.step, "timestamp": ckpt.created_at,
+                                          "type": "checkpoint", "payload": payload}))
 
     def call_for(self, task: Task) -> TaskCall:
         """The task plus its answers: stored ones, one from an id map, or the single value."""
@@ -498,11 +539,11 @@ class Run:
                 self.events.append(("updates", {INTERRUPT: tuple(r.interrupts)}))
             elif not r.error:
                 self.events.append(("updates", {t.name: update_chunk(self.graph, r.writes)}))
-            self.events.append(("tasks", {
+            self._emit_task({
                 "id": t.id, "name": t.name,
                 "error": TaskError(r.error["type"], r.error["message"]) if r.error else None,
                 "result": task_result(self.graph, r.writes) or {},
-                "interrupts": [{"value": i.value, "id": i.id} for i in r.interrupts]}))
+                "interrupts": [{"value": i.value, "id": i.id} for i in r.interrupts]})
         if interrupted or failed:
             pending: dict[str, PendingTask] = {}
             for t, r in ordered:

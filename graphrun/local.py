@@ -153,7 +153,8 @@ class CompiledStateGraph:
             checkpointer=self.checkpointer is not None,
             interrupt_before=options.get("interrupt_before"),
             interrupt_after=options.get("interrupt_after"),
-            context=options.get("context"), durability=options.get("durability")))
+            context=options.get("context"), durability=options.get("durability"),
+            stream_modes=_modes(options.get("stream_mode"))))
 
     def _after(self, run: Run) -> None:
         run.close()
@@ -262,14 +263,14 @@ class CompiledStateGraph:
         """Yield 'updates' ({node: update}, the default as in LangGraph) or 'values'
         (the state after each step); a list of modes yields (mode, chunk) pairs, and
         `subgraphs=True` puts the namespace first (() for this graph's own chunks)."""
-        run = self._run(input, config, options)
+        run = self._run(input, config, {**options, "stream_mode": stream_mode})
         for events in self._steps(run, config):
             yield from engine.stream_chunks(events, stream_mode, subgraphs)
 
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
                       stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
                       **options: Any) -> AsyncIterator[Any]:
-        run = self._run(input, config, options)
+        run = self._run(input, config, {**options, "stream_mode": stream_mode})
         async for events in self._asteps(run, config):
             for chunk in engine.stream_chunks(events, stream_mode, subgraphs):
                 yield chunk
@@ -382,3 +383,9 @@ def _retry_delay(result: TaskResult, policies: Sequence[RetryPolicy], attempt: i
     if policy is None or attempt >= policy.max_attempts:
         return None
     return retry_delay(policy, attempt, random.uniform(0, 1))
+
+
+def _modes(stream_mode: Any) -> frozenset[str]:
+    if stream_mode is None:
+        return frozenset()
+    return frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)

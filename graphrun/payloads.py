@@ -73,6 +73,7 @@ class InvokeRequest(_Wire):
     checkpoint_id: str | None = None
     config: dict[str, Any] = {}
     stream: bool = False  # return the run's stream chunks too (for astream)
+    stream_modes: list[str] = []  # the modes streamed ('checkpoints'/'debug' cost extra)
     interrupt_before: list[str] | None = None  # this run's breakpoints, if given
     interrupt_after: list[str] | None = None
     context: Any = None  # invoke(..., context=...), typed JSON

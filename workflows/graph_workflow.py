@@ -53,6 +53,7 @@ class _Invocation:
     interrupt_after: list[str] | None = None
     refusal: Exception | None = None  # refused on arrival; answered in turn
     context: Any = None
+    stream_modes: tuple[str, ...] = ()
 
 
 @workflow.defn(name="GraphWorkflow")
@@ -181,7 +182,8 @@ class GraphWorkflow:
                                  checkpoint=item.checkpoint_id,
                                  recursion_limit=int(item.config.get("recursion_limit", 25)),
                                  interrupt_before=item.interrupt_before,
-                                 interrupt_after=item.interrupt_after, context=item.context))
+                                 interrupt_after=item.interrupt_after, context=item.context,
+                                 stream_modes=frozenset(item.stream_modes)))
         except (GraphrunError, RuntimeError, ValueError) as exc:
             return self._refused(item, exc)
         self._set_status("running")
@@ -297,11 +299,12 @@ class GraphWorkflow:
                  from_signal: bool = False, stream: bool = False,
                  interrupt_before: list[str] | None = None,
                  interrupt_after: list[str] | None = None,
-                 refusal: Exception | None = None, context: Any = None) -> int:
+                 refusal: Exception | None = None, context: Any = None,
+                 stream_modes: tuple[str, ...] = ()) -> int:
         self._count += 1
         self._inbox.append(_Invocation(self._count, input, checkpoint_id, config, from_signal,
                                        stream, interrupt_before, interrupt_after, refusal,
-                                       context))
+                                       context, stream_modes))
         return self._count
 
     # -- what arrives: decoded once, into declared types only, within the limits --------
@@ -332,7 +335,7 @@ class GraphWorkflow:
         n = self._enqueue(value, req.checkpoint_id, dict(req.config),
                           stream=req.stream, interrupt_before=req.interrupt_before,
                           interrupt_after=req.interrupt_after, refusal=refusal,
-                          context=context)
+                          context=context, stream_modes=tuple(req.stream_modes))
         await workflow.wait_condition(lambda: n in self._results)
         result = self._results.pop(n)
         if result.error is not None and result.status != "failed":

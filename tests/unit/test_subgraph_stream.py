@@ -43,3 +43,35 @@ def test_subgraph_chunks_match_langgraph(mode: Any) -> None:
     # Without subgraphs=True only the graph's own chunks come, as before.
     assert list(build(StateGraph).stream({"log": []}, stream_mode=mode)) == [
         c[1:] if len(c) > 2 else c[1] for c in ours if not c[0]]
+
+
+def _shape(chunk: Any) -> Any:
+    """A checkpoint or debug chunk without what differs by design (ids, clock)."""
+    if isinstance(chunk, dict):
+        return {k: _shape(v) for k, v in chunk.items()
+                if k not in ("id", "checkpoint_id", "timestamp", "config", "parent_config",
+                             "checkpoint_ns", "metadata", "input", "triggers")}
+    if isinstance(chunk, (list, tuple)):
+        return [_shape(v) for v in chunk]
+    return chunk
+
+
+@pytest.mark.parametrize("mode", ["checkpoints", "debug", "tasks"])
+def test_checkpoints_debug_and_tasks_modes_match_langgraph(mode: str) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver as LGSaver
+
+    from graphrun import InMemorySaver
+
+    def make(graph_cls: Any, saver: Any) -> Any:
+        g = graph_cls(State)
+        g.add_node("a", lambda s: {"log": ["a"]})
+        g.add_node("b", lambda s: {"log": ["b"]})
+        g.add_edge(START, "a")
+        g.add_edge("a", "b")
+        return g.compile(checkpointer=saver)
+
+    config = {"configurable": {"thread_id": "t"}}
+    ours = list(make(StateGraph, InMemorySaver()).stream({"log": []}, config, stream_mode=mode))
+    theirs = list(make(LGStateGraph, LGSaver()).stream({"log": []}, config, stream_mode=mode))
+    assert _shape(ours) == _shape(theirs)
+    assert len(ours) == len(theirs) > 0
