@@ -36,7 +36,8 @@ async def run_node(call: NodeCall) -> NodeResult:
             task=serde.loads(call.task, types), resume=serde.loads(call.resume, types),
             null_resume=(serde.loads(call.null_resume, types) if call.has_null_resume
                          else MISSING),
-            nested=serde.loads(call.nested, types), context=serde.loads(call.context, types))
+            nested=serde.loads(call.nested, types), context=serde.loads(call.context, types),
+            messages=call.messages)
         config: dict[str, Any] = serde.loads(call.config, types) or {}
         resume_map = serde.loads(call.resume_map, types)
     except (UndeclaredTypeError, ValueError) as exc:

@@ -121,6 +121,7 @@ class TaskCall:
     null_resume: Any = MISSING
     nested: dict[str, Any] = field(default_factory=dict)
     context: Any = None  # the run's runtime context (invoke(..., context=...))
+    messages: bool = False  # the caller streams 'messages': stream chat models' tokens
 
 
 @dataclass

@@ -34,6 +34,7 @@ class NodeCall(_Wire):
     config: dict[str, Any] = {}
     context: Any = None  # the run's runtime context, typed JSON
     stream: bool = False  # the caller streams: send back subgraphs' chunks too
+    messages: bool = False  # ... and chat models' messages ('messages' mode)
 
 
 class NodeResult(_Wire):

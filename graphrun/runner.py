@@ -42,6 +42,7 @@ class TaskContext:
     invalid_resume: str | None = None
     custom: list[Any] = dataclasses.field(default_factory=list)
     sub_events: list[Any] = dataclasses.field(default_factory=list)
+    messages: Any = None  # the 'messages' mode's callback handler, when it is streamed
 
     def take_null_resume(self) -> Any:
         v, self.null_resume = self.null_resume, MISSING
@@ -184,6 +185,7 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
     """Run a task synchronously; async nodes run on a private event loop."""
     ctx = _context(graph, call, config, resume_map or {})
     token = _CONTEXT.set(ctx)
+    undo = _stream_messages(ctx)
     try:
         node = graph.nodes[call.task.name]
         try:
@@ -195,6 +197,7 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
         return _failed(ctx, exc, raise_errors)
     finally:
         _CONTEXT.reset(token)
+        undo()
 
 
 async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None = None,
@@ -203,6 +206,7 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
     """Run a task in the running event loop (sync nodes are called directly)."""
     ctx = _context(graph, call, config, resume_map or {})
     token = _CONTEXT.set(ctx)
+    undo = _stream_messages(ctx)
     try:
         node = graph.nodes[call.task.name]
         try:
@@ -219,6 +223,7 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
         return _failed(ctx, exc, raise_errors)
     finally:
         _CONTEXT.reset(token)
+        undo()
 
 
 def _node_input(ctx: TaskContext) -> Any:
@@ -259,6 +264,8 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
     t = ctx.call.task
     if ctx.invalid_resume:
         return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume)
+    if ctx.messages is not None:
+        ctx.messages.node_returned(out)
     writes, update = node_writes(graph, t.name, out,
                                  t.state if t.name == START else t.input, ctx.config,
                                  state_input=t.path[0] != PUSH)
@@ -380,3 +387,23 @@ def _settled(result: Any) -> Any:
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         return pool.submit(ctx.run, asyncio.run, wait()).result()
+
+
+def _stream_messages(ctx: TaskContext) -> Callable[[], None]:
+    """For the 'messages' mode: a LangChain callback handler in the node's config and in
+    LangChain's context (a model called without `config` finds it there). Returns the undo."""
+    if not ctx.call.messages:
+        return lambda: None
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    from graphrun.stream_messages import StreamMessages
+
+    t = ctx.call.task
+    metadata = {**ctx.config.get("metadata", {}), "langgraph_checkpoint_ns": t.ns,
+                "checkpoint_ns": t.ns}
+    ctx.messages = StreamMessages(ctx.sub_events.append, metadata, seen=t.input)
+    callbacks = ctx.config.get("callbacks")
+    ctx.config["callbacks"] = [*(callbacks if isinstance(callbacks, list) else []),
+                               ctx.messages]
+    token = var_child_runnable_config.set(ctx.config)  # type: ignore[arg-type]
+    return lambda: var_child_runnable_config.reset(token)

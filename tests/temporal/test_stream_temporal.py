@@ -37,3 +37,19 @@ def _no_ids(value: Any) -> Any:
     if isinstance(value, str) and ":" in value:
         return value.split(":")[0]
     return value
+
+
+async def test_messages_mode_on_temporal(temporal_client: Any, graph_worker: str) -> None:
+    from graphrun.messages import MessagesState
+    from tests.unit.test_stream_messages import build as build_chat
+    from tests.unit.test_stream_messages import shape
+
+    name = f"chat-{uuid.uuid4().hex[:8]}"
+    graph = build_chat(StateGraph, MessagesState, explicit_config=False)
+    registry.register(name, graph)
+    remote = GraphClient(temporal_client, task_queue=graph_worker).graph(name)
+    config = {"configurable": {"thread_id": f"chat-{uuid.uuid4().hex[:8]}"}}
+    got = [c async for c in remote.astream({"messages": [("user", "hi")]}, config,
+                                           stream_mode="messages")]
+    want = list(graph.stream({"messages": [("user", "hi")]}, stream_mode="messages"))
+    assert shape(got) == shape(want) and len(got) > 3

@@ -1,0 +1,98 @@
+"""The 'messages' stream mode: chat-model messages and tokens from inside nodes.
+
+As LangGraph does it: a LangChain callback handler is put in the node's config
+(and in LangChain's context, so a model called without `config` finds it too).
+It streams `(message_chunk, metadata)` for each token of a streaming chat model,
+the whole message of a model that does not stream, and the messages a node
+returns that nobody streamed yet. Needs langchain-core (`graphrun[messages]`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk
+
+# A handler of this kind makes a chat model stream even from `invoke()` (LangGraph uses it).
+from langchain_core.tracers._streaming import _StreamingCallbackHandler
+
+from graphrun.types import Command
+
+NOSTREAM = "nostream"  # LangGraph's tag: a model tagged so is not streamed
+
+
+class StreamMessages(BaseCallbackHandler, _StreamingCallbackHandler[Any]):
+    """Sends ("messages", (message, metadata)) to `emit` for one task."""
+
+    run_inline = True  # in the node's thread, so chunks keep their order
+
+    def tap_output_aiter(self, run_id: UUID, output: AsyncIterator[Any]
+                         ) -> AsyncIterator[Any]:
+        return output
+
+    def tap_output_iter(self, run_id: UUID, output: Iterator[Any]) -> Iterator[Any]:
+        return output
+
+    def __init__(self, emit: Callable[[tuple[str, Any]], None], metadata: dict[str, Any],
+                 seen: Sequence[Any] = ()) -> None:
+        self.emit = emit
+        self.base = metadata
+        self.runs: dict[UUID, dict[str, Any]] = {}
+        self.seen: set[str] = {m.id for m in _messages(seen) if m.id is not None}
+
+    def _send(self, metadata: dict[str, Any], message: BaseMessage, *, dedupe: bool = False
+              ) -> None:
+        if dedupe and message.id in self.seen:
+            return
+        if message.id is None:
+            message.id = str(uuid.uuid4())
+        self.seen.add(message.id)
+        self.emit(("messages", (message, metadata)))
+
+    def on_chat_model_start(self, serialized: dict[str, Any], messages: Any, *, run_id: UUID,
+                            tags: list[str] | None = None,
+                            metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        if NOSTREAM not in (tags or []):
+            self.runs[run_id] = {**(metadata or {}), **self.base}
+
+    def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: UUID,
+                         **kwargs: Any) -> None:
+        if isinstance(chunk, ChatGenerationChunk) and run_id in self.runs:
+            self._send(self.runs[run_id], chunk.message)
+
+    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        metadata = self.runs.pop(run_id, None)
+        if metadata is not None and response.generations and response.generations[0]:
+            generation = response.generations[0][0]
+            if isinstance(generation, ChatGeneration):
+                self._send(metadata, generation.message, dedupe=True)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self.runs.pop(run_id, None)
+
+    def node_returned(self, output: Any) -> None:
+        """The messages in a node's return value that were not streamed yet."""
+        for message in _messages(output):
+            self._send(self.base, message, dedupe=True)
+
+
+def _messages(value: Any) -> Iterator[BaseMessage]:
+    """Messages in a node's input or output: values, lists, Command updates."""
+    if isinstance(value, BaseMessage):
+        yield value
+    elif isinstance(value, Command):
+        yield from _messages(value.update)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _messages(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _messages(v)
+    elif hasattr(value, "model_fields") and not isinstance(value, BaseMessage):
+        for name in type(value).model_fields:
+            yield from _messages(getattr(value, name, None))
