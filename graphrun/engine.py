@@ -315,6 +315,7 @@ class Run:
         self.context = o.context
         self._appended: list[Checkpoint] = []
         self._emitted: set[str] = set()  # checkpoints already streamed
+        self._reported: set[str] = set()  # tasks of this step already streamed
         # Breakpoints given to invoke() replace the compiled ones for this run (LangGraph).
         self.interrupt_before = _breakpoints(graph, o.interrupt_before, graph.interrupt_before)
         self.interrupt_after = _breakpoints(graph, o.interrupt_after, graph.interrupt_after)
@@ -457,6 +458,25 @@ class Run:
                                  "triggers": t.triggers})
         return todo
 
+    def task_finished(self, r: TaskResult) -> None:
+        """Stream one task's chunks as it finishes (LangGraph's order: completion order).
+        What was not reported by the time the step ends is streamed then, in path order."""
+        t = next((t for t in self._tasks if t.id == r.task_id), None)
+        if t is None or t.id in self._reported or t.id in self._done or t.name == START:
+            return
+        self._reported.add(t.id)
+        self.events += r.sub_events  # a subgraph's chunks come before its node's
+        self.events += [("custom", chunk) for chunk in r.custom]
+        if r.interrupts or r.paused:  # one chunk per task that paused (LangGraph)
+            self.events.append(("updates", {INTERRUPT: tuple(r.interrupts)}))
+        elif not r.error:
+            self.events.append(("updates", {t.name: update_chunk(self.graph, r.writes)}))
+        self._emit_task({
+            "id": t.id, "name": t.name,
+            "error": TaskError(r.error["type"], r.error["message"]) if r.error else None,
+            "result": task_result(self.graph, r.writes) or {},
+            "interrupts": [{"value": i.value, "id": i.id} for i in r.interrupts]})
+
     # -- the 'tasks', 'checkpoints' and 'debug' stream modes ----------------------------
     def _emit_task(self, payload: dict[str, Any]) -> None:
         self.events.append(("tasks", payload))
@@ -530,20 +550,9 @@ class Run:
         interrupted = [r for r in results if (r.interrupts or r.paused) and not r.error]
         failed = [r for r in results if r.error]
         ordered = [(t, by_id[t.id]) for t in sorted(self._tasks, key=_path_key) if t.id in by_id]
-        for t, r in ordered:
-            if t.id in self._done or t.name == START:
-                continue
-            self.events += r.sub_events  # a subgraph's chunks come before its node's
-            self.events += [("custom", chunk) for chunk in r.custom]
-            if r.interrupts or r.paused:  # one chunk per task that paused (LangGraph)
-                self.events.append(("updates", {INTERRUPT: tuple(r.interrupts)}))
-            elif not r.error:
-                self.events.append(("updates", {t.name: update_chunk(self.graph, r.writes)}))
-            self._emit_task({
-                "id": t.id, "name": t.name,
-                "error": TaskError(r.error["type"], r.error["message"]) if r.error else None,
-                "result": task_result(self.graph, r.writes) or {},
-                "interrupts": [{"value": i.value, "id": i.id} for i in r.interrupts]})
+        for _, r in ordered:
+            self.task_finished(r)  # those a driver did not report as they finished
+        self._reported = set()
         if interrupted or failed:
             pending: dict[str, PendingTask] = {}
             for t, r in ordered:

@@ -12,7 +12,7 @@ import contextvars
 import random
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -167,13 +167,17 @@ class CompiledStateGraph:
         yield self._drain(run)
         while tasks := run.next_tasks():
             calls = [run.call_for(t) for t in tasks]
+            results: list[TaskResult] = []
             if len(calls) == 1:
                 results = [self._execute(calls[0], run, config)]
             else:  # a step's nodes run at the same time, each in a thread (LangGraph)
                 with ThreadPoolExecutor(max_workers=len(calls)) as pool:
                     futures = [pool.submit(contextvars.copy_context().run, self._execute, c,
                                            run, config) for c in calls]
-                    results = [f.result() for f in futures]
+                    for future in as_completed(futures):  # chunks as each task finishes
+                        results.append(future.result())
+                        run.task_finished(results[-1])
+                        yield self._drain(run)
             run.finish_step(results)
             yield self._drain(run)
         yield self._drain(run)  # a breakpoint's chunk
@@ -183,26 +187,25 @@ class CompiledStateGraph:
                       ) -> AsyncIterator[list[tuple[str, Any]]]:
         yield self._drain(run)
         while tasks := run.next_tasks():
-            run.finish_step(await self._agather(
-                [self._aexecute(run.call_for(t), run, config) for t in tasks]))
+            # The first node to fail cancels its unfinished siblings (LangGraph).
+            pending = {asyncio.ensure_future(self._aexecute(run.call_for(t), run, config))
+                       for t in tasks}
+            results: list[TaskResult] = []
+            while pending:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for d in done:
+                    results.append(d.result())
+                    run.task_finished(results[-1])
+                yield self._drain(run)  # chunks as tasks finish
+                if any(r.error for r in results):
+                    for p in pending:
+                        p.cancel()
+                    await asyncio.gather(*pending, return_exceptions=True)
+                    break
+            run.finish_step(results)
             yield self._drain(run)
         yield self._drain(run)  # a breakpoint's chunk
         self._after(run)
-
-    @staticmethod
-    async def _agather(coros: list[Any]) -> list[TaskResult]:
-        """The step's results; the first node to fail cancels its unfinished siblings."""
-        pending = {asyncio.ensure_future(c) for c in coros}
-        results: list[TaskResult] = []
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            results += [d.result() for d in done]
-            if any(r.error for r in results):
-                for p in pending:
-                    p.cancel()
-                await asyncio.gather(*pending, return_exceptions=True)
-                break
-        return results
 
     @staticmethod
     def _drain(run: Run) -> list[tuple[str, Any]]:

@@ -192,7 +192,7 @@ class GraphWorkflow:
             while tasks := run.next_tasks():
                 events += run.events
                 run.events = []
-                results = await asyncio.gather(*(self._execute(run, t, item) for t in tasks))
+                results = await asyncio.gather(*(self._reported(run, t, item) for t in tasks))
                 run.finish_step(results)
             events += run.events
         except InvalidResumeError as exc:
@@ -222,6 +222,12 @@ class GraphWorkflow:
             self._record_refusal(f"resume signal refused: {message}")
         return RunResult(status=self._status,
                          error={"type": type(exc).__name__, "message": str(exc)})
+
+    async def _reported(self, run: engine.Run, task: engine.Task, item: _Invocation
+                        ) -> engine.TaskResult:
+        result = await self._execute(run, task, item)
+        run.task_finished(result)  # stream chunks in the order tasks finish
+        return result
 
     async def _execute(self, run: engine.Run, task: engine.Task, item: _Invocation
                        ) -> engine.TaskResult:
