@@ -37,7 +37,8 @@ async def run_node(call: NodeCall) -> NodeResult:
             null_resume=(serde.loads(call.null_resume, types) if call.has_null_resume
                          else MISSING),
             nested=serde.loads(call.nested, types), context=serde.loads(call.context, types),
-            messages=call.messages)
+            messages=call.messages, checkpoint_id=call.checkpoint_id, attempt=activity.info().attempt,
+            first_attempt_time=activity.info().scheduled_time.timestamp())
         config: dict[str, Any] = serde.loads(call.config, types) or {}
         resume_map = serde.loads(call.resume_map, types)
     except (UndeclaredTypeError, ValueError) as exc:

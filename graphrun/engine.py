@@ -527,7 +527,8 @@ class Run:
         if self.null_resume is not MISSING and self._owner_of_null_resume() == task.id:
             null = self.null_resume
         return TaskCall(task=task, resume=resume, null_resume=null, nested=nested,
-                        context=self.context, messages="messages" in self.options.stream_modes)
+                        context=self.context, messages="messages" in self.options.stream_modes,
+                        checkpoint_id=self.ckpt.id)
 
     def _owner_of_null_resume(self) -> str | None:
         # The single pending interrupt's task; else (lenient mode) the first task.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import random
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -214,9 +215,10 @@ class CompiledStateGraph:
 
     def _execute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None) -> TaskResult:
         policies = self.spec.nodes[call.task.name].retry_policy
-        attempt = 0
+        attempt, first = 0, time.time()
         while True:
             attempt += 1
+            call = dataclasses.replace(call, attempt=attempt, first_attempt_time=first)
             result = run_task(self.spec, call, config, resume_map=run.resume_map)
             delay = _retry_delay(result, policies, attempt)
             if delay is None:
@@ -226,9 +228,10 @@ class CompiledStateGraph:
     async def _aexecute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None
                         ) -> TaskResult:
         policies = self.spec.nodes[call.task.name].retry_policy
-        attempt = 0
+        attempt, first = 0, time.time()
         while True:
             attempt += 1
+            call = dataclasses.replace(call, attempt=attempt, first_attempt_time=first)
             result = await arun_task(self.spec, call, config, resume_map=run.resume_map)
             delay = _retry_delay(result, policies, attempt)
             if delay is None:

@@ -35,6 +35,7 @@ class NodeCall(_Wire):
     context: Any = None  # the run's runtime context, typed JSON
     stream: bool = False  # the caller streams: send back subgraphs' chunks too
     messages: bool = False  # ... and chat models' messages ('messages' mode)
+    checkpoint_id: str = ""  # the checkpoint the task runs from
 
 
 class NodeResult(_Wire):

@@ -21,7 +21,7 @@ from typing import Any
 from graphrun.channels import MISSING
 from graphrun.checkpoint import STATEFUL, TaskCall, TaskResult, Write, interrupt_id
 from graphrun.errors import GraphInterrupt, InvalidResumeError, InvalidUpdateError, ParentCommand
-from graphrun.runtime import Runtime, coerce_context
+from graphrun.runtime import ExecutionInfo, Runtime, coerce_context
 from graphrun.spec import GraphSpec, goto_writes
 from graphrun.types import END, PUSH, START, Command, Interrupt, Send
 
@@ -50,7 +50,12 @@ class TaskContext:
 
     def runtime(self) -> Runtime[Any]:
         context = coerce_context(self.graph.builder.context_schema, self.call.context)
-        return Runtime(context=context, stream_writer=self.custom.append)
+        call, t = self.call, self.call.task
+        info = ExecutionInfo(
+            checkpoint_id=call.checkpoint_id, checkpoint_ns=t.ns, task_id=t.id,
+            thread_id=(self.config.get("configurable") or {}).get("thread_id"),
+            node_attempt=call.attempt, node_first_attempt_time=call.first_attempt_time)
+        return Runtime(context=context, stream_writer=self.custom.append, execution_info=info)
 
     def kwargs(self, names: tuple[str, ...]) -> dict[str, Any]:
         """The injected arguments a node or routing function asked for, by name."""

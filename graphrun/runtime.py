@@ -28,6 +28,22 @@ def _no_op(chunk: Any) -> None:
 
 
 @dataclass(frozen=True)
+class ExecutionInfo:
+    """Where and which try a node runs (LangGraph's `runtime.execution_info`)."""
+
+    checkpoint_id: str = ""
+    checkpoint_ns: str = ""
+    task_id: str = ""
+    thread_id: str | None = None
+    run_id: str | None = None
+    node_attempt: int = 1
+    node_first_attempt_time: float | None = None
+
+    def patch(self, **overrides: Any) -> ExecutionInfo:
+        return dataclasses.replace(self, **overrides)
+
+
+@dataclass(frozen=True)
 class Runtime(Generic[ContextT]):
     """Run-scoped context and utilities, given to nodes that take `runtime`."""
 
@@ -35,6 +51,7 @@ class Runtime(Generic[ContextT]):
     store: Any = None
     stream_writer: Callable[[Any], None] = _no_op
     previous: Any = None
+    execution_info: ExecutionInfo = field(default_factory=ExecutionInfo)
 
     def override(self, **changes: Any) -> Runtime[ContextT]:
         return dataclasses.replace(self, **changes)

@@ -93,13 +93,18 @@ class Interrupt:
 
 
 def _default_retry_on(exc: BaseException) -> bool:
-    # Programming errors are not worth retrying; everything else is (like LangGraph).
+    """LangGraph's default: retry connection errors and HTTP 5xx (or no response), not
+    programming errors; everything else is retried."""
+    if isinstance(exc, ConnectionError):
+        return True
+    if type(exc).__module__.split(".")[0] in ("httpx", "requests") and hasattr(exc, "response"):
+        code = getattr(exc.response, "status_code", None)
+        return code is None or 500 <= code < 600
     return not isinstance(
         exc,
         (ValueError, TypeError, ArithmeticError, ImportError, LookupError, NameError,
          SyntaxError, RuntimeError, ReferenceError, StopIteration, StopAsyncIteration,
-         OSError),
-    ) or isinstance(exc, ConnectionError)
+         OSError))
 
 
 @dataclass(frozen=True)
@@ -116,11 +121,15 @@ class RetryPolicy:
     ] = _default_retry_on
 
     def should_retry(self, exc: BaseException) -> bool:
-        if isinstance(self.retry_on, type):
-            return isinstance(exc, self.retry_on)
-        if isinstance(self.retry_on, Sequence):
-            return isinstance(exc, tuple(self.retry_on))
-        return bool(self.retry_on(exc))
+        retry_on: Any = self.retry_on
+        if isinstance(retry_on, Sequence):
+            return isinstance(exc, tuple(retry_on))
+        if isinstance(retry_on, type) and issubclass(retry_on, BaseException):
+            return isinstance(exc, retry_on)
+        if callable(retry_on):
+            return bool(retry_on(exc))
+        raise TypeError("retry_on must be an Exception class, a list or tuple of Exception "
+                        f"classes, or a callable; got {self.retry_on!r}")
 
 
 def matching_policy(policies: Sequence[RetryPolicy], exc: BaseException

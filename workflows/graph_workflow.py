@@ -244,7 +244,8 @@ class GraphWorkflow:
             has_null_resume=call.null_resume is not MISSING,
             resume_map=serde.dumps(dict(run.resume_map)), nested=serde.dumps(call.nested),
             config=serde.dumps({k: v for k, v in item.config.items() if k == "configurable"}),
-            context=serde.dumps(call.context), stream=item.stream, messages=call.messages)
+            context=serde.dumps(call.context), stream=item.stream, messages=call.messages,
+            checkpoint_id=call.checkpoint_id)
         options: dict[str, Any] = {
             "start_to_close_timeout": node.timeout or DEFAULT_NODE_TIMEOUT,
             "retry_policy": _retry_policy(node),

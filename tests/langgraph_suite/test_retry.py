@@ -127,14 +127,6 @@ def test_should_retry_on_callable():
     assert _should_retry_on(policy, TypeError("please retry this")) is False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "RetryPolicy(retry_on=123) is called as a predicate ('int' object is not "
-        "callable) instead of raising TypeError('retry_on must be an Exception "
-        "class...')"
-    ),
-)
 def test_should_retry_on_invalid_type():
     """Test retry with an invalid retry_on type."""
     policy = RetryPolicy(retry_on=123)  # type: ignore
@@ -154,8 +146,8 @@ def test_should_retry_on_empty_sequence():
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "default retry_on retries httpx/requests HTTPError with a 4xx status (LangGraph "
-        "retries only 5xx or no response); no NodeTimeoutError"
+        "graphrun has no NodeTimeoutError (its stand-in here cannot be built); the "
+        "HTTP 4xx/5xx rules of the default retry_on match LangGraph's"
     ),
 )
 def test_should_retry_default_retry_on():
@@ -232,13 +224,6 @@ def test_should_retry_default_retry_on():
     assert _should_retry_on(policy, CustomException("custom error")) is True
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "graphrun injects no Runtime: a node's second parameter (runtime: Runtime) gets "
-        "the config dict, which has no execution_info"
-    ),
-)
 def test_graph_with_single_retry_policy():
     """Test a simple graph with a single RetryPolicy for a node."""
 
@@ -298,13 +283,6 @@ def test_graph_with_single_retry_policy():
     assert call_args_list == [0.01, 0.02]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "graphrun injects no Runtime: a node's second parameter (runtime: Runtime) gets "
-        "the config dict, which has no execution_info"
-    ),
-)
 def test_runtime_execution_info_defaults_without_retry():
     """Test execution_info defaults when no retry and no config are provided."""
 
@@ -479,13 +457,6 @@ def test_graph_with_max_attempts_exceeded():
     mock_sleep.assert_called_with(0.01)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "graphrun injects no Runtime: a node's second parameter (runtime: Runtime) gets "
-        "the config dict, which has no execution_info"
-    ),
-)
 def test_execution_info_identity_fields_populated_on_retry():
     """Test that thread_id, task_id, run_id, etc. are populated in execution_info during retries."""
 
