@@ -27,6 +27,7 @@ from graphrun.types import (
                              RetryPolicy,
                              Send,
                              StateSnapshot,
+                             StateUpdate,
 )
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "Send",
     "StateGraph",
     "StateSnapshot",
+    "StateUpdate",
     "get_runtime",
     "get_stream_writer",
     "heartbeat",

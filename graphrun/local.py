@@ -376,6 +376,20 @@ class CompiledStateGraph:
                             as_node: str | None = None) -> dict[str, Any]:
         return self.update_state(config, values, as_node)
 
+    def bulk_update_state(self, config: Mapping[str, Any],
+                          supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
+        """Apply `StateUpdate(values, as_node)`s: each inner list is one step (checkpoint)."""
+        thread = self._thread(config, required=True)
+        ckpt = state.bulk_update_state(self.spec, thread, supersteps, clock=_now,
+                                       checkpoint=_checkpoint_id(config),
+                                       node_writes=node_writes, config=config)
+        return {"configurable": {"thread_id": thread.thread_id, "checkpoint_ns": "",
+                                 "checkpoint_id": ckpt.id}}
+
+    async def abulk_update_state(self, config: Mapping[str, Any],
+                                 supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
+        return self.bulk_update_state(config, supersteps)
+
     def get_graph(self) -> Any:
         return self.spec
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from graphrun.checkpoint import Checkpoint, Task, Thread, Write
@@ -173,6 +173,14 @@ def apply_update(graph: GraphSpec, thread: Thread, as_node: str, writes: list[Wr
                  update: Any, *, clock: Callable[[], str], checkpoint: str | None
                  ) -> Checkpoint:
     """Append the 'update' checkpoint made of `as_node`'s writes."""
+    return apply_updates(graph, thread, [(as_node, writes, update)], clock=clock,
+                         checkpoint=checkpoint)
+
+
+def apply_updates(graph: GraphSpec, thread: Thread,
+                  updates: Sequence[tuple[str, list[Write], Any]], *,
+                  clock: Callable[[], str], checkpoint: str | None) -> Checkpoint:
+    """Append one 'update' checkpoint made of several nodes' writes, as one step."""
     base = thread.get(checkpoint)
     if base is not None:
         work, channels = resolve_checkpoint(graph, base)
@@ -183,14 +191,49 @@ def apply_update(graph: GraphSpec, thread: Thread, as_node: str, writes: list[Wr
     versions = dict(work.channel_versions)
     seen = {k: dict(v) for k, v in work.versions_seen.items()}
     scratch = dataclasses.replace(work, channel_versions=versions, versions_seen=seen)
-    fake = Task(id="", name=as_node, path=("__update", as_node), triggers=(INTERRUPT,),
-                input=None, ns="", step=work.step + 1)
-    apply_writes(graph, scratch, channels, [(fake, writes)], work.step + 1)
+    tasks = [(Task(id="", name=node, path=("__update", f"{i:04d}:{node}"), triggers=(INTERRUPT,),
+                   input=None, ns="", step=work.step + 1), writes)
+             for i, (node, writes, _) in enumerate(updates)]
+    apply_writes(graph, scratch, channels, tasks, work.step + 1)
     saved = save_channels(channels)
     return thread.append(lambda cid: Checkpoint(
         id=cid, step=work.step + 1, source="update", channel_values=saved,
         channel_versions=versions, versions_seen=seen, parent_id=work.id or None,
-        created_at=clock(), writes={as_node: update}))
+        created_at=clock(), writes={node: task_result(graph, writes)
+                                    for node, writes, _ in updates},
+        subgraphs=dict(work.subgraphs)))
+
+
+def bulk_update_state(graph: GraphSpec, thread: Thread, supersteps: Sequence[Sequence[Any]], *,
+                      clock: Callable[[], str], checkpoint: str | None,
+                      node_writes: Callable[..., tuple[list[Write], Any]],
+                      config: Mapping[str, Any] | None = None) -> Checkpoint:
+    """Apply `StateUpdate`s, one checkpoint per superstep (LangGraph's bulk_update_state)."""
+    if not supersteps:
+        raise ValueError("No supersteps provided")
+    if any(len(step) == 0 for step in supersteps):
+        raise ValueError("No updates provided")
+    ckpt: Checkpoint | None = None
+    for step in supersteps:
+        if len(step) == 1:
+            values, as_node = step[0][0], step[0][1]
+            ckpt = update_state(graph, thread, values, as_node, clock=clock,
+                                checkpoint=checkpoint, node_writes=node_writes, config=config)
+        else:
+            updates = []
+            for values, as_node, *_ in step:
+                if as_node is None or as_node in (END, COPY):
+                    raise InvalidUpdateError(
+                        "as_node is required when applying multiple updates, and it cannot "
+                        "be END or __copy__")
+                node, values, current = resolve_update(graph, thread, values, as_node,
+                                                       checkpoint=checkpoint)
+                updates.append((node, node_writes(graph, node, values, current, config)[0],
+                                values))
+            ckpt = apply_updates(graph, thread, updates, clock=clock, checkpoint=checkpoint)
+        checkpoint = ckpt.id
+    assert ckpt is not None
+    return ckpt
 
 
 def _last_writer(graph: GraphSpec, ckpt: Checkpoint | None) -> str:

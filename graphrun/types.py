@@ -158,6 +158,14 @@ class TaskError(str):
         return text
 
 
+class StateUpdate(NamedTuple):
+    """One update of `bulk_update_state`: `values` written as if `as_node` returned them."""
+
+    values: Any
+    as_node: str | None = None
+    task_id: str | None = None
+
+
 class PregelTask(NamedTuple):
     """A task of a checkpoint, as shown by `get_state().tasks`."""
 

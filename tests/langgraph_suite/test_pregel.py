@@ -4151,10 +4151,6 @@ def test_parallel_interrupts_double(sync_checkpointer: InMemorySaver) -> None:
     assert len(events) == 5
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='CompiledStateGraph has no bulk_update_state() (nor StateUpdate)',
-)
 def test_bulk_state_updates(
     sync_checkpointer: InMemorySaver,
 ) -> None:

@@ -2891,14 +2891,6 @@ def test_stateful_subgraph_retains_state_on_parent_replay(
     assert started[0] == ("step_a", {"value": ["a:a1", "b:b1"]})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a subgraph compiled with checkpointer=True keeps no state across parent "
-        "invocations or ticks: each run of the subgraph node starts from an empty state "
-        "(LangGraph loads the subgraph's latest checkpoint)"
-    ),
-)
 def test_stateful_subgraph_retains_state_on_parent_fork(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -3715,14 +3707,6 @@ def test_three_level_nested_subgraph_loads_state_on_replay(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a subgraph compiled with checkpointer=True keeps no state across parent "
-        "invocations or ticks: each run of the subgraph node starts from an empty state "
-        "(LangGraph loads the subgraph's latest checkpoint)"
-    ),
-)
 def test_three_level_nested_subgraph_loads_state_on_fork(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:

@@ -29,6 +29,7 @@ EXPECTED_ALL = sorted([
     "Send",
     "StateGraph",
     "StateSnapshot",
+    "StateUpdate",
     "get_runtime",
     "get_stream_writer",
     "heartbeat",
