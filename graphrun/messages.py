@@ -61,7 +61,8 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
     ) from exc
 from typing_extensions import TypedDict
 
-__all__ = ("REMOVE_ALL_MESSAGES", "AnyMessage", "MessagesState", "add_messages")
+__all__ = ("REMOVE_ALL_MESSAGES", "AnyMessage", "MessagesState", "add_messages",
+           "push_message")
 
 Messages = list[MessageLikeRepresentation] | MessageLikeRepresentation
 Reducer = Callable[[Messages, Messages], list[BaseMessage]]
@@ -217,3 +218,21 @@ def _thread_salt() -> bytes:
     if act is not None and act.in_activity():
         return str(act.info().workflow_id or "").encode()
     return b""
+
+
+def push_message(message: Any, *, state_key: str | None = "messages") -> BaseMessage:
+    """Send a message to the 'messages' stream now and write it to `state_key`, from inside
+    a node (LangGraph's `push_message`). The message needs an id."""
+    from graphrun.runner import current_task
+
+    ctx = current_task()
+    if ctx is None:
+        raise RuntimeError("push_message() was called outside a graph node.")
+    pushed = _coerce([message])[0]
+    if pushed.id is None:
+        raise ValueError("Message ID is required")
+    if ctx.messages is not None:
+        ctx.messages.push(pushed)
+    if state_key:
+        ctx.pushed.append((state_key, pushed))
+    return pushed

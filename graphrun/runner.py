@@ -43,6 +43,7 @@ class TaskContext:
     custom: list[Any] = dataclasses.field(default_factory=list)
     sub_events: list[Any] = dataclasses.field(default_factory=list)
     messages: Any = None  # the 'messages' mode's callback handler, when it is streamed
+    pushed: list[Write] = dataclasses.field(default_factory=list)  # push_message's writes
 
     def take_null_resume(self) -> Any:
         v, self.null_resume = self.null_resume, MISSING
@@ -274,6 +275,7 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
     writes, update = node_writes(graph, t.name, out,
                                  t.state if t.name == START else t.input, ctx.config,
                                  state_input=t.path[0] != PUSH)
+    writes = [w for w in ctx.pushed if w[0] in graph.state_keys] + writes
     return TaskResult(task_id=t.id, writes=writes, update=update, resume=list(ctx.resume),
                       custom=list(ctx.custom), sub_events=list(ctx.sub_events),
                       nested={k: v for k, v in ctx.nested.items() if k.startswith(STATEFUL)})

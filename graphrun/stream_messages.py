@@ -75,6 +75,10 @@ class StreamMessages(BaseCallbackHandler, _StreamingCallbackHandler[Any]):
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self.runs.pop(run_id, None)
 
+    def push(self, message: BaseMessage) -> None:
+        """A message a node pushed itself (`push_message`)."""
+        self._send(self.base, message)
+
     def node_returned(self, output: Any) -> None:
         """The messages in a node's return value that were not streamed yet."""
         for message in _messages(output):

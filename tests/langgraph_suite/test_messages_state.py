@@ -388,10 +388,6 @@ def test_remove_all_messages():
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="graphrun has no push_message() and no stream_mode='messages'",
-)
 def test_push_messages_in_graph():
     class MessagesState(TypedDict):
         messages: Annotated[list[AnyMessage], add_messages]
