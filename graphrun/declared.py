@@ -140,6 +140,7 @@ def _walk_fields(cls: type, walk: Callable[[Any], None]) -> None:
 
 def input_annotation(fn: Callable[..., Any]) -> Any:
     """The annotation of a node function's first parameter (its input schema), if any."""
+    # A callable object's hints are on its class's __call__.
     target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
     try:
         params = list(inspect.signature(fn).parameters.values())

@@ -60,10 +60,7 @@ class TaskContext:
 
     def kwargs(self, names: tuple[str, ...]) -> dict[str, Any]:
         """The injected arguments a node or routing function asked for, by name."""
-        runtime = self.runtime() if names else None
-        values = {"config": self.config, "runtime": runtime, "store": None,
-                  "writer": runtime.stream_writer if runtime else None}
-        return {n: values[n] for n in names}
+        return _injected(names, self.config, self.runtime() if names else Runtime[Any]())
 
 
 _CONTEXT: contextvars.ContextVar[TaskContext | None] = contextvars.ContextVar(
@@ -377,8 +374,12 @@ def _branch_kwargs(names: tuple[str, ...], config: Mapping[str, Any] | None) -> 
     ctx = _CONTEXT.get()
     if ctx is not None:
         return ctx.kwargs(names)
-    runtime = Runtime[Any]()  # update_state outside a run: no context
-    values = {"config": dict(config or {}), "runtime": runtime, "store": None,
+    return _injected(names, dict(config or {}), Runtime[Any]())  # update_state: no run
+
+
+def _injected(names: tuple[str, ...], config: dict[str, Any], runtime: Runtime[Any]
+              ) -> dict[str, Any]:
+    values = {"config": config, "runtime": runtime, "store": None,
               "writer": runtime.stream_writer}
     return {n: values[n] for n in names}
 
