@@ -21,6 +21,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 with workflow.unsafe.imports_passed_through():
     from graphrun import engine, registry, serde, state
     from graphrun.channels import MISSING
+    from graphrun.details import current_details
     from graphrun.errors import GraphrunError, InvalidResumeError, UndeclaredTypeError
     from graphrun.payloads import (
         InvokeRequest,
@@ -290,8 +291,6 @@ class GraphWorkflow:
     def _publish_details(self) -> None:
         # The UI renders this as markdown; graphrun.details keeps the data in it as text.
         # Setting details is not a workflow command: the text may change without a patch.
-        from graphrun.details import current_details
-
         head = self._thread.head
         workflow.set_current_details(current_details(
             graph=self._req.graph, thread_id=self._thread.thread_id, status=self._status,
