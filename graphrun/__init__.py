@@ -13,6 +13,7 @@ from graphrun.errors import (
                              InvalidResumeError,
                              InvalidUpdateError,
                              NodeFailedError,
+                             NodeTimeoutError,
 )
 from graphrun.graph import StateGraph
 from graphrun.local import CompiledStateGraph, InMemorySaver, MemorySaver
@@ -28,6 +29,7 @@ from graphrun.types import (
                              Send,
                              StateSnapshot,
                              StateUpdate,
+                             TimeoutPolicy,
 )
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "InvalidUpdateError",
     "MemorySaver",
     "NodeFailedError",
+    "NodeTimeoutError",
     "Overwrite",
     "PregelTask",
     "RetryPolicy",
@@ -53,6 +56,7 @@ __all__ = [
     "StateGraph",
     "StateSnapshot",
     "StateUpdate",
+    "TimeoutPolicy",
     "get_runtime",
     "get_stream_writer",
     "heartbeat",

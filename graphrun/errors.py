@@ -7,6 +7,7 @@
     ├── EmptyInputError (ValueError)        nothing to run
     ├── GraphRecursionError (RecursionError) too many supersteps
     ├── NodeFailedError                     a node exhausted its retries
+    ├── NodeTimeoutError                    an attempt ran past its TimeoutPolicy
     ├── GraphNotFoundError (LookupError)    the worker does not serve the graph
     ├── UndeclaredTypeError (ValueError)    data names a class the graph did not declare
     ├── InputLimitError (ValueError)        an input or answer is too large or too deep
@@ -86,6 +87,25 @@ class EncryptionKeyError(GraphrunError, ValueError):
     def __init__(self, message: str, *, key_id: str | None = None) -> None:
         super().__init__(message)
         self.key_id = key_id
+
+
+class NodeTimeoutError(GraphrunError):
+    """A node's attempt ran past its `TimeoutPolicy` (LangGraph's error and message).
+
+    Not a `TimeoutError` (an OSError), so the default retry policy retries it.
+    """
+
+    def __init__(self, node: str, elapsed: float, *, kind: str,
+                 idle_timeout: float | None = None, run_timeout: float | None = None) -> None:
+        limit = idle_timeout if kind == "idle" else run_timeout
+        if kind not in ("idle", "run") or limit is None:
+            raise ValueError(f"{kind}_timeout is required when kind={kind!r}")
+        what = "idle timeout" if kind == "idle" else "run timeout"
+        extra = " without making progress" if kind == "idle" else ""
+        super().__init__(f"Node '{node}' exceeded its {what} of {limit:.3f}s{extra} "
+                         f"(elapsed: {elapsed:.3f}s).")
+        self.node, self.elapsed, self.kind, self.timeout = node, elapsed, kind, limit
+        self.idle_timeout, self.run_timeout = idle_timeout, run_timeout
 
 
 class UndeclaredTypeError(GraphrunError, ValueError):

@@ -26,9 +26,24 @@ from graphrun.spec import (
     is_schema,
     state_fields,
 )
-from graphrun.types import END, START, RetryPolicy
+from graphrun.types import END, START, RetryPolicy, TimeoutPolicy
 
 Reducer = Callable[[Any, Any], Any]
+
+
+def _activity_timeout(timeout: Any) -> timedelta | None:
+    """On Temporal: the start-to-close timeout (a timedelta is only that, as before)."""
+    if isinstance(timeout, TimeoutPolicy):
+        run = timeout.seconds()[0]
+        return timedelta(seconds=run) if run else None
+    if isinstance(timeout, (int, float)):
+        return timedelta(seconds=timeout)
+    return timeout  # type: ignore[no-any-return]
+
+
+def _heartbeat_timeout(timeout: Any) -> timedelta | None:
+    idle = timeout.seconds()[1] if isinstance(timeout, TimeoutPolicy) else None
+    return timedelta(seconds=idle) if idle else None
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -89,7 +104,8 @@ class StateGraph:
     # -- nodes -------------------------------------------------------------
     def add_node(self, node: str | Callable[..., Any], action: Callable[..., Any] | None = None,
                  *, retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
-                 metadata: dict[str, Any] | None = None, timeout: timedelta | None = None,
+                 metadata: dict[str, Any] | None = None,
+                 timeout: timedelta | float | TimeoutPolicy | None = None,
                  heartbeat_timeout: timedelta | None = None, local: bool | None = None,
                  **kwargs: Any) -> StateGraph:
         """Add a node. `add_node(fn)` names it after the function.
@@ -131,7 +147,11 @@ class StateGraph:
             name=node, fn=action, retry_policy=policies, metadata=dict(metadata or {}),
             input_schema=input_schema,
             input_keys=tuple(state_fields(input_schema)) if input_schema else None,
-            timeout=timeout, heartbeat_timeout=heartbeat_timeout, local=local,
+            timeout=_activity_timeout(timeout), local=local,
+            heartbeat_timeout=heartbeat_timeout or _heartbeat_timeout(timeout),
+            timeout_policy=timeout if isinstance(timeout, TimeoutPolicy) else (
+                TimeoutPolicy(run_timeout=timeout) if isinstance(timeout, (int, float))
+                else None),
             injects=() if is_sub else injected(action),
             is_async=False if is_sub else _is_async(action), is_subgraph=is_sub)
         return self
@@ -201,6 +221,12 @@ class StateGraph:
     # -- compile -----------------------------------------------------------
     def validate(self, interrupt: Sequence[str] = ()) -> None:
         known = set(self.nodes)
+        for spec in self.nodes.values():
+            if spec.timeout_policy is not None and not spec.is_async:
+                raise GraphValidationError(
+                    f"node '{spec.name}': timeouts are only supported for async nodes (a "
+                    f"sync node cannot be cancelled). Make it async, or on Temporal pass "
+                    f"add_node(..., timeout=timedelta(...)) for the activity's timeout.")
         for a, b in self.edges:
             for n, end in ((a, "starting"), (b, "ending")):
                 if n not in known and n not in (START, END):

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import dataclasses
 import inspect
 import json
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -20,10 +22,16 @@ from typing import Any
 
 from graphrun.channels import MISSING
 from graphrun.checkpoint import STATEFUL, TaskCall, TaskResult, Write, interrupt_id
-from graphrun.errors import GraphInterrupt, InvalidResumeError, InvalidUpdateError, ParentCommand
+from graphrun.errors import (
+    GraphInterrupt,
+    InvalidResumeError,
+    InvalidUpdateError,
+    NodeTimeoutError,
+    ParentCommand,
+)
 from graphrun.runtime import ExecutionInfo, Runtime, coerce_context
 from graphrun.spec import GraphSpec, goto_writes
-from graphrun.types import END, PUSH, START, Command, Interrupt, Send
+from graphrun.types import END, PUSH, START, Command, Interrupt, Send, TimeoutPolicy
 
 
 @dataclass
@@ -44,10 +52,19 @@ class TaskContext:
     sub_events: list[Any] = dataclasses.field(default_factory=list)
     messages: Any = None  # the 'messages' mode's callback handler, when it is streamed
     pushed: list[Write] = dataclasses.field(default_factory=list)  # push_message's writes
+    progress_at: float = 0.0  # when the node last showed progress (idle timeouts)
 
     def take_null_resume(self) -> Any:
         v, self.null_resume = self.null_resume, MISSING
         return v
+
+    def progressed(self) -> None:
+        """A sign of life: an idle timeout starts again from now."""
+        self.progress_at = time.monotonic()
+
+    def write_custom(self, chunk: Any) -> None:
+        self.custom.append(chunk)
+        self.progressed()
 
     def runtime(self) -> Runtime[Any]:
         context = coerce_context(self.graph.builder.context_schema, self.call.context)
@@ -56,7 +73,7 @@ class TaskContext:
             checkpoint_id=call.checkpoint_id, checkpoint_ns=t.ns, task_id=t.id,
             thread_id=(self.config.get("configurable") or {}).get("thread_id"),
             node_attempt=call.attempt, node_first_attempt_time=call.first_attempt_time)
-        return Runtime(context=context, stream_writer=self.custom.append, execution_info=info)
+        return Runtime(context=context, stream_writer=self.write_custom, execution_info=info)
 
     def kwargs(self, names: tuple[str, ...]) -> dict[str, Any]:
         """The injected arguments a node or routing function asked for, by name."""
@@ -84,6 +101,9 @@ def heartbeat(*details: Any) -> None:
     send = HEARTBEAT.get()
     if send is not None:
         send(*details)
+    ctx = _CONTEXT.get()
+    if ctx is not None:
+        ctx.progressed()
 
 
 def interrupt(value: Any, *, response_schema: Any = None,
@@ -245,7 +265,34 @@ def _call(node: Any, ctx: TaskContext) -> Any:
 async def _call_async(fn: Callable[..., Awaitable[Any]] | None, ctx: TaskContext) -> Any:
     assert fn is not None
     node = ctx.graph.nodes[ctx.call.task.name]
-    return await fn(_node_input(ctx), **ctx.kwargs(node.injects))
+    call = fn(_node_input(ctx), **ctx.kwargs(node.injects))
+    if node.timeout_policy is None:
+        return await call
+    return await _within(call, node.timeout_policy, node.name, ctx)
+
+
+async def _within(call: Awaitable[Any], policy: TimeoutPolicy, node: str,
+                  ctx: TaskContext) -> Any:
+    """Await a node under its TimeoutPolicy; past a limit it is cancelled and fails."""
+    run, idle = policy.seconds()
+    task = asyncio.ensure_future(call)
+    start = time.monotonic()
+    ctx.progress_at = start
+    while True:
+        ends = [e for e in (start + run if run else None,
+                            ctx.progress_at + idle if idle else None) if e is not None]
+        done, _ = await asyncio.wait({task}, timeout=max(min(ends) - time.monotonic(), 0))
+        if done:
+            return task.result()
+        now = time.monotonic()
+        kind = ("run" if run and now >= start + run else
+                "idle" if idle and now >= ctx.progress_at + idle else None)
+        if kind is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            raise NodeTimeoutError(node, now - start, kind=kind, idle_timeout=idle,
+                                   run_timeout=run)
 
 
 def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool) -> TaskResult:

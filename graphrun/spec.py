@@ -28,7 +28,7 @@ from graphrun.channels import (
 )
 from graphrun.declared import NO_TYPES, DeclaredTypes, reachable
 from graphrun.errors import GraphValidationError, InvalidUpdateError
-from graphrun.types import END, START, TASKS, RetryPolicy, Send
+from graphrun.types import END, START, TASKS, RetryPolicy, Send, TimeoutPolicy
 
 if TYPE_CHECKING:
     from graphrun.checkpoint import Write
@@ -45,8 +45,9 @@ class NodeSpec:
     fn: Callable[..., Any] | None
     retry_policy: tuple[RetryPolicy, ...] = ()  # the first that matches an error applies
     metadata: dict[str, Any] = field(default_factory=dict)
-    timeout: timedelta | None = None
+    timeout: timedelta | None = None  # the activity's start-to-close timeout on Temporal
     heartbeat_timeout: timedelta | None = None
+    timeout_policy: TimeoutPolicy | None = None  # enforced on each attempt (async nodes)
     local: bool | None = None
     injects: tuple[str, ...] = ()  # config / runtime / writer / store, passed by name
     is_async: bool = False

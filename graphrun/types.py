@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
+from datetime import timedelta
 from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 START = "__start__"
@@ -164,6 +165,25 @@ class StateUpdate(NamedTuple):
     values: Any
     as_node: str | None = None
     task_id: str | None = None
+
+
+@dataclass(frozen=True)
+class TimeoutPolicy:
+    """Time limits for one attempt of an async node (LangGraph's `TimeoutPolicy`).
+
+    `run_timeout` caps the attempt's wall-clock time; `idle_timeout` the time it may
+    go without progress (a 'custom' stream write or `graphrun.heartbeat()`). On
+    Temporal they also become the activity's start-to-close and heartbeat timeouts.
+    """
+
+    run_timeout: float | timedelta | None = None
+    idle_timeout: float | timedelta | None = None
+    refresh_on: Literal["auto", "heartbeat"] = "auto"
+
+    def seconds(self) -> tuple[float | None, float | None]:
+        def s(v: float | timedelta | None) -> float | None:
+            return v.total_seconds() if isinstance(v, timedelta) else v
+        return s(self.run_timeout), s(self.idle_timeout)
 
 
 class PregelTask(NamedTuple):

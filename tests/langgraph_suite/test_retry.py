@@ -143,13 +143,6 @@ def test_should_retry_on_empty_sequence():
     assert _should_retry_on(policy, ValueError("test error")) is False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "graphrun has no NodeTimeoutError (its stand-in here cannot be built); the "
-        "HTTP 4xx/5xx rules of the default retry_on match LangGraph's"
-    ),
-)
 def test_should_retry_default_retry_on():
     """Test the default retry_on function."""
 
@@ -523,14 +516,6 @@ class _TimeoutState(TypedDict):
     x: int
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "graphrun has no TimeoutPolicy/NodeTimeoutError: add_node(timeout=) takes a "
-        "timedelta used only as the Temporal start-to-close timeout, not enforced "
-        "in-process"
-    ),
-)
 def test_state_graph_compile_rejects_sync_node_timeout():
     def slow(state: _TimeoutState) -> _TimeoutState:
         return {"x": state["x"] + 1}
@@ -544,14 +529,6 @@ def test_state_graph_compile_rejects_sync_node_timeout():
         builder.compile()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "graphrun has no TimeoutPolicy/NodeTimeoutError: add_node(timeout=) takes a "
-        "timedelta used only as the Temporal start-to-close timeout, not enforced "
-        "in-process"
-    ),
-)
 @pytest.mark.anyio
 async def test_state_graph_add_node_timeout_e2e():
     async def slow(state: _TimeoutState) -> _TimeoutState:
@@ -597,14 +574,6 @@ async def test_send_timeout_overrides_target_node_timeout():
     assert excinfo.value.idle_timeout == 0.05
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "graphrun has no TimeoutPolicy/NodeTimeoutError: add_node(timeout=) takes a "
-        "timedelta used only as the Temporal start-to-close timeout, not enforced "
-        "in-process"
-    ),
-)
 @pytest.mark.anyio
 async def test_state_graph_add_node_timeout_composes_with_retry():
     """add_node(..., timeout=TimeoutPolicy(...)) retries then succeeds."""
