@@ -18,7 +18,7 @@ from graphrun.channels import MISSING
 from graphrun.checkpoint import TaskCall
 from graphrun.errors import UndeclaredTypeError
 from graphrun.payloads import NodeCall, NodeResult, UpdateCall
-from graphrun.runner import HEARTBEAT, arun_task, node_writes, run_task
+from graphrun.runner import HEARTBEAT, arun_task, handle_error, node_writes, run_task
 from graphrun.types import matching_policy
 
 
@@ -59,6 +59,10 @@ async def run_node(call: NodeCall) -> NodeResult:
         error = result.exception
         policy = matching_policy(node.retry_policy, error)
         retry = policy is not None and activity.info().attempt < policy.max_attempts
+        if not retry and node.error_handler is not None:  # its retries are used up
+            result = await asyncio.to_thread(handle_error, spec, task_call, config, result)
+    if result.exception is not None:
+        error = result.exception
         raise ApplicationError(str(error), type=type(error).__name__,
                                non_retryable=not retry) from error
     try:  # what the workflow could not read back is refused here, where it is written

@@ -12,6 +12,7 @@ from graphrun.errors import (
                              GraphValidationError,
                              InvalidResumeError,
                              InvalidUpdateError,
+                             NodeError,
                              NodeFailedError,
                              NodeTimeoutError,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "InvalidResumeError",
     "InvalidUpdateError",
     "MemorySaver",
+    "NodeError",
     "NodeFailedError",
     "NodeTimeoutError",
     "Overwrite",

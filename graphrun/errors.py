@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -87,6 +88,15 @@ class EncryptionKeyError(GraphrunError, ValueError):
     def __init__(self, message: str, *, key_id: str | None = None) -> None:
         super().__init__(message)
         self.key_id = key_id
+
+
+@dataclass(frozen=True)
+class NodeError:
+    """What a node's error handler is given (as its `error` parameter): which node
+    failed, and with what exception, once its retries were used up."""
+
+    node: str
+    error: BaseException
 
 
 class NodeTimeoutError(GraphrunError):

@@ -9,6 +9,7 @@ conditional edges may do anything; they run in activities.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from datetime import timedelta
@@ -39,6 +40,15 @@ def _activity_timeout(timeout: Any) -> timedelta | None:
     if isinstance(timeout, (int, float)):
         return timedelta(seconds=timeout)
     return timeout  # type: ignore[no-any-return]
+
+
+def _policy(timeout: Any) -> TimeoutPolicy | None:
+    """LangGraph's per-attempt limits: a TimeoutPolicy, or a number of seconds."""
+    if isinstance(timeout, TimeoutPolicy):
+        return timeout
+    if isinstance(timeout, (int, float)):
+        return TimeoutPolicy(run_timeout=timeout)
+    return None
 
 
 def _heartbeat_timeout(timeout: Any) -> timedelta | None:
@@ -92,6 +102,7 @@ class StateGraph:
         self.edges: list[tuple[str, str]] = []
         self.joins: list[tuple[tuple[str, ...], str]] = []
         self.branches: dict[str, list[Branch]] = {}
+        self.node_defaults: dict[str, Any] = {}  # set_node_defaults()
 
     def _add_schema(self, schema: Any) -> None:
         if schema is None:
@@ -149,12 +160,42 @@ class StateGraph:
             input_keys=tuple(state_fields(input_schema)) if input_schema else None,
             timeout=_activity_timeout(timeout), local=local,
             heartbeat_timeout=heartbeat_timeout or _heartbeat_timeout(timeout),
-            timeout_policy=timeout if isinstance(timeout, TimeoutPolicy) else (
-                TimeoutPolicy(run_timeout=timeout) if isinstance(timeout, (int, float))
-                else None),
+            timeout_policy=_policy(timeout), error_handler=kwargs.get("error_handler"),
             injects=() if is_sub else injected(action),
             is_async=False if is_sub else _is_async(action), is_subgraph=is_sub)
         return self
+
+    def set_node_defaults(self, *, retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+                          error_handler: Callable[..., Any] | None = None,
+                          timeout: float | timedelta | TimeoutPolicy | None = None,
+                          **_: Any) -> StateGraph:
+        """Policies for every node that has none of its own, applied at compile()
+        (LangGraph's). Not inherited by subgraphs."""
+        if retry_policy is not None:
+            self.node_defaults["retry_policy"] = (
+                (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(retry_policy))
+        if error_handler is not None:
+            self.node_defaults["error_handler"] = error_handler
+        if timeout is not None:
+            self.node_defaults["timeout"] = timeout
+        return self
+
+    def nodes_with_defaults(self) -> dict[str, NodeSpec]:
+        """The nodes as compiled: `set_node_defaults` fills what a node left unset."""
+        d = self.node_defaults
+        out = {}
+        for name, spec in self.nodes.items():
+            changes: dict[str, Any] = {}
+            if "retry_policy" in d and not spec.retry_policy:
+                changes["retry_policy"] = d["retry_policy"]
+            if "error_handler" in d and spec.error_handler is None:
+                changes["error_handler"] = d["error_handler"]
+            if "timeout" in d and spec.timeout_policy is None and spec.timeout is None:
+                t = d["timeout"]
+                changes.update(timeout=_activity_timeout(t), timeout_policy=_policy(t),
+                               heartbeat_timeout=spec.heartbeat_timeout or _heartbeat_timeout(t))
+            out[name] = dataclasses.replace(spec, **changes) if changes else spec
+        return out
 
     def add_sequence(self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]
                      ) -> StateGraph:

@@ -22,7 +22,7 @@ from graphrun.channels import MISSING
 from graphrun.checkpoint import STATEFUL
 from graphrun.engine import Run, RunOptions, TaskCall, TaskResult, Thread
 from graphrun.errors import GraphInterrupt
-from graphrun.runner import arun_task, current_task, node_writes, run_task
+from graphrun.runner import arun_task, current_task, handle_error, node_writes, run_task
 from graphrun.spec import GraphSpec
 from graphrun.types import (
     NS_END,
@@ -222,7 +222,7 @@ class CompiledStateGraph:
             result = run_task(self.spec, call, config, resume_map=run.resume_map)
             delay = _retry_delay(result, policies, attempt)
             if delay is None:
-                return result
+                return self._handled(call, config, result)
             time.sleep(delay)
 
     async def _aexecute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None
@@ -235,8 +235,15 @@ class CompiledStateGraph:
             result = await arun_task(self.spec, call, config, resume_map=run.resume_map)
             delay = _retry_delay(result, policies, attempt)
             if delay is None:
-                return result
+                return self._handled(call, config, result)
             await asyncio.sleep(delay)
+
+    def _handled(self, call: TaskCall, config: Mapping[str, Any] | None,
+                 result: TaskResult) -> TaskResult:
+        """A failed node with an error handler: the handler's result stands instead."""
+        if result.exception is None or self.spec.nodes[call.task.name].error_handler is None:
+            return result
+        return handle_error(self.spec, call, config, result)
 
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None, **options: Any
                ) -> Any:

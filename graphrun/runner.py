@@ -26,10 +26,11 @@ from graphrun.errors import (
     GraphInterrupt,
     InvalidResumeError,
     InvalidUpdateError,
+    NodeError,
     NodeTimeoutError,
     ParentCommand,
 )
-from graphrun.runtime import ExecutionInfo, Runtime, coerce_context
+from graphrun.runtime import ExecutionInfo, Runtime, coerce_context, injected
 from graphrun.spec import GraphSpec, goto_writes
 from graphrun.types import END, PUSH, START, Command, Interrupt, Send, TimeoutPolicy
 
@@ -53,6 +54,7 @@ class TaskContext:
     messages: Any = None  # the 'messages' mode's callback handler, when it is streamed
     pushed: list[Write] = dataclasses.field(default_factory=list)  # push_message's writes
     progress_at: float = 0.0  # when the node last showed progress (idle timeouts)
+    node_error: Any = None  # for an error handler: the NodeError it handles
 
     def take_null_resume(self) -> Any:
         v, self.null_resume = self.null_resume, MISSING
@@ -77,7 +79,8 @@ class TaskContext:
 
     def kwargs(self, names: tuple[str, ...]) -> dict[str, Any]:
         """The injected arguments a node or routing function asked for, by name."""
-        return _injected(names, self.config, self.runtime() if names else Runtime[Any]())
+        return _injected(names, self.config, self.runtime() if names else Runtime[Any](),
+                         self.node_error)
 
 
 _CONTEXT: contextvars.ContextVar[TaskContext | None] = contextvars.ContextVar(
@@ -424,10 +427,10 @@ def _branch_kwargs(names: tuple[str, ...], config: Mapping[str, Any] | None) -> 
     return _injected(names, dict(config or {}), Runtime[Any]())  # update_state: no run
 
 
-def _injected(names: tuple[str, ...], config: dict[str, Any], runtime: Runtime[Any]
-              ) -> dict[str, Any]:
+def _injected(names: tuple[str, ...], config: dict[str, Any], runtime: Runtime[Any],
+              error: Any = None) -> dict[str, Any]:
     values = {"config": config, "runtime": runtime, "store": None,
-              "writer": runtime.stream_writer}
+              "writer": runtime.stream_writer, "error": error}
     return {n: values[n] for n in names}
 
 
@@ -462,3 +465,29 @@ def _stream_messages(ctx: TaskContext) -> Callable[[], None]:
                                ctx.messages]
     token = var_child_runnable_config.set(ctx.config)  # type: ignore[arg-type]
     return lambda: var_child_runnable_config.reset(token)
+
+
+# -- error handlers ------------------------------------------------------------------
+def handle_error(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None,
+                 failed: TaskResult) -> TaskResult:
+    """The result of a node's error handler, run in the failed task once its retries are
+    used up: what it returns (an update, a Command) replaces the node's output."""
+    node = graph.nodes[call.task.name]
+    ctx = _context(graph, call, config, {})
+    ctx.node_error = NodeError(node.name, failed.exception or RuntimeError(
+        f"{(failed.error or {}).get('type')}: {(failed.error or {}).get('message')}"))
+    token = _CONTEXT.set(ctx)
+    try:
+        handler = node.error_handler
+        assert handler is not None
+        out = handler(_node_input(ctx), **ctx.kwargs(injected(handler)))
+        if inspect.isawaitable(out):
+            out = _settled(out)
+        writes, update = _output_writes(graph, node.name, out)
+        return TaskResult(task_id=call.task.id, writes=writes, update=update,
+                          custom=list(ctx.custom))
+    except Exception as exc:  # the handler failed too: the run fails with its error
+        return TaskResult(task_id=call.task.id, exception=exc,
+                          error={"type": type(exc).__name__, "message": str(exc)})
+    finally:
+        _CONTEXT.reset(token)

@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 ContextT = TypeVar("ContextT")
 
 # Parameters injected by name (LangGraph's list); anything else is not passed.
-INJECTED = ("config", "runtime", "writer", "store")
+INJECTED = ("config", "runtime", "writer", "store", "error")
 
 
 def _no_op(chunk: Any) -> None:

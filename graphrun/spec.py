@@ -48,6 +48,7 @@ class NodeSpec:
     timeout: timedelta | None = None  # the activity's start-to-close timeout on Temporal
     heartbeat_timeout: timedelta | None = None
     timeout_policy: TimeoutPolicy | None = None  # enforced on each attempt (async nodes)
+    error_handler: Callable[..., Any] | None = None  # runs when retries are used up
     local: bool | None = None
     injects: tuple[str, ...] = ()  # config / runtime / writer / store, passed by name
     is_async: bool = False
@@ -187,7 +188,7 @@ class GraphSpec:
                                         for k, t in b.channel_types.items()}
         channels[START] = EphemeralValue(START)
         channels[TASKS] = Topic(TASKS)
-        nodes = {START: NodeSpec(name=START, fn=None), **b.nodes}
+        nodes = {START: NodeSpec(name=START, fn=None), **b.nodes_with_defaults()}
         triggers: dict[str, list[str]] = {START: [START]}
         for n in b.nodes:
             channels[f"branch:to:{n}"] = EphemeralValue(f"branch:to:{n}")

@@ -606,13 +606,6 @@ async def test_state_graph_add_node_timeout_composes_with_retry():
     assert len(attempts) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "add_node(error_handler=...) is silently ignored (unknown kwarg): the node's "
-        "exception fails the run instead of running the handler"
-    ),
-)
 def test_graph_error_handler_runs_after_retry_exhaustion():
     class State(TypedDict):
         foo: str
@@ -662,13 +655,6 @@ def test_graph_error_handler_runs_after_retry_exhaustion():
     assert isinstance(captured["from_node_error"], BaseException)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "add_node(error_handler=...) is silently ignored (unknown kwarg): the node's "
-        "exception fails the run instead of running the handler"
-    ),
-)
 def test_graph_error_handler_can_route_with_command():
     class State(TypedDict):
         foo: str
@@ -711,13 +697,6 @@ def test_graph_error_handler_can_route_with_command():
     assert result["foo"] == "handled_next"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "add_node(error_handler=...) is silently ignored (unknown kwarg): the node's "
-        "exception fails the run instead of running the handler"
-    ),
-)
 def test_graph_error_handler_failure_fails_run():
     class State(TypedDict):
         foo: str
@@ -739,13 +718,6 @@ def test_graph_error_handler_failure_fails_run():
         graph.invoke({"foo": ""})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "add_node(error_handler=...) is silently ignored (unknown kwarg): the node's "
-        "exception fails the run instead of running the handler"
-    ),
-)
 def test_graph_error_handler_handles_subgraph_internal_failure():
     class SubState(TypedDict):
         foo: str
@@ -878,13 +850,6 @@ def test_graph_error_handler_does_not_swallow_interrupt_concurrent():
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "add_node(error_handler=...) is silently ignored (unknown kwarg): the node's "
-        "exception fails the run instead of running the handler"
-    ),
-)
 def test_node_error_handlers_route_to_matching_handler():
     class State(TypedDict):
         route: str
@@ -944,7 +909,6 @@ def test_node_without_error_handler_still_fails_run():
         graph.invoke({"foo": ""})
 
 
-@pytest.mark.xfail(strict=True, reason="StateGraph has no set_node_defaults()")
 def test_set_node_defaults_error_handler_catches_all_nodes():
     class State(TypedDict):
         route: str
@@ -986,7 +950,6 @@ def test_set_node_defaults_error_handler_catches_all_nodes():
     assert "fail_b" in captured["nodes"]
 
 
-@pytest.mark.xfail(strict=True, reason="StateGraph has no set_node_defaults()")
 def test_set_node_defaults_error_handler_overridden_by_node_handler():
     class State(TypedDict):
         route: str
@@ -1034,7 +997,6 @@ def test_set_node_defaults_error_handler_overridden_by_node_handler():
     assert "default:fail_b" in captured["handler"]
 
 
-@pytest.mark.xfail(strict=True, reason="StateGraph has no set_node_defaults()")
 def test_set_node_defaults_error_handler_skips_per_node_handler_nodes():
     """If a per-node error handler itself raises, the default handler must NOT
     catch it -- the run should fail."""
@@ -1063,7 +1025,6 @@ def test_set_node_defaults_error_handler_skips_per_node_handler_nodes():
         graph.invoke({"foo": ""})
 
 
-@pytest.mark.xfail(strict=True, reason="StateGraph has no set_node_defaults()")
 def test_set_node_defaults_error_handler_failure_fails_run():
     """When the default handler itself raises, the run fails (no infinite
     recursion, no double-routing)."""
@@ -1089,7 +1050,6 @@ def test_set_node_defaults_error_handler_failure_fails_run():
         graph.invoke({"foo": ""})
 
 
-@pytest.mark.xfail(strict=True, reason="StateGraph has no set_node_defaults()")
 def test_set_node_defaults_error_handler_receives_runnable_config():
     class State(TypedDict):
         foo: str
@@ -1141,7 +1101,6 @@ def test_set_node_defaults_error_handler_collides_with_user_node():
         builder.compile()
 
 
-@pytest.mark.xfail(strict=True, reason="StateGraph has no set_node_defaults()")
 def test_set_node_defaults_retry_policy():
     class State(TypedDict):
         foo: str
@@ -1174,7 +1133,6 @@ def test_set_node_defaults_retry_policy():
     assert attempts == 3
 
 
-@pytest.mark.xfail(strict=True, reason="StateGraph has no set_node_defaults()")
 def test_set_node_defaults_retry_policy_per_node_wins():
     class State(TypedDict):
         foo: str
@@ -1216,7 +1174,6 @@ def test_set_node_defaults_retry_policy_per_node_wins():
     assert attempts == 2
 
 
-@pytest.mark.xfail(strict=True, reason="StateGraph has no set_node_defaults()")
 @pytest.mark.anyio
 async def test_set_node_defaults_timeout():
     class State(TypedDict):
@@ -1238,7 +1195,6 @@ async def test_set_node_defaults_timeout():
         await graph.ainvoke({"foo": ""})
 
 
-@pytest.mark.xfail(strict=True, reason="StateGraph has no set_node_defaults()")
 @pytest.mark.anyio
 async def test_set_node_defaults_timeout_per_node_wins():
     """Per-node timeout overrides the default; a generous per-node timeout
@@ -1263,7 +1219,6 @@ async def test_set_node_defaults_timeout_per_node_wins():
     assert result["foo"] == "done"
 
 
-@pytest.mark.xfail(strict=True, reason="StateGraph has no set_node_defaults()")
 def test_set_node_defaults_chaining():
     """set_node_defaults() is chainable and can be called in any order relative to add_node."""
 
@@ -1293,7 +1248,6 @@ def test_set_node_defaults_chaining():
     assert result["foo"] == "handled"
 
 
-@pytest.mark.xfail(strict=True, reason="StateGraph has no set_node_defaults()")
 def test_set_node_defaults_combined_retry_and_error_handler():
     """Retries are exhausted first, then the error handler runs."""
 

@@ -6,7 +6,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from graphrun import START, Runtime, StateGraph, registry
+from graphrun import START, Command, RetryPolicy, Runtime, StateGraph, registry
 from graphrun.client import GraphClient
 
 
@@ -52,3 +52,32 @@ async def test_context_reaches_nodes_and_routing_and_custom_chunks_come_back(
         assert chunks == local
         assert ("custom", {"user": user}) in chunks
         assert (await remote.aget_state(config)).values == {"greeting": greeting}
+
+
+class Flaky(TypedDict, total=False):
+    greeting: str
+    handled_by: str
+
+
+def always_fails(state: Flaky) -> dict:
+    raise ValueError("down for maintenance")
+
+
+def recover(state: Flaky, error: Any) -> Command:
+    return Command(update={"handled_by": f"{error.node}: {error.error}"}, goto="after")
+
+
+async def test_an_error_handler_runs_in_the_activity_once_retries_are_used_up(
+        temporal_client: Any, graph_worker: str) -> None:
+    name = f"handler-{uuid.uuid4().hex[:8]}"
+    graph = (StateGraph(Flaky)
+             .add_node("fails", always_fails, error_handler=recover,
+                       retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.01,
+                                                retry_on=ValueError))
+             .add_node("after", lambda s: {"greeting": "recovered"})
+             .add_edge(START, "fails").compile(name=name))
+    registry.register(name, graph)
+    remote = GraphClient(temporal_client, task_queue=graph_worker).graph(name)
+    out = await remote.ainvoke({}, {"configurable": {"thread_id": f"h-{uuid.uuid4().hex[:8]}"}})
+    assert out == graph.invoke({}) == {"greeting": "recovered",
+                                        "handled_by": "fails: down for maintenance"}

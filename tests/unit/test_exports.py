@@ -21,6 +21,7 @@ EXPECTED_ALL = sorted([
     "InvalidResumeError",
     "InvalidUpdateError",
     "MemorySaver",
+    "NodeError",
     "NodeFailedError",
     "NodeTimeoutError",
     "Overwrite",
