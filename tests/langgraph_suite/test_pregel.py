@@ -412,7 +412,11 @@ def test_invoke_two_processes_two_in_two_out_invalid() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason='get_state().tasks[i].error of a failed node is a NodeFailedError object; LangGraph stores the repr string \'ConnectionError("I\\\'m not good")\'',
+    reason=(
+        "get_state(state.config) with an explicit checkpoint_id still applies the "
+        "finished task's pending writes (values {'value': 3}); LangGraph returns the "
+        "checkpoint as saved ({'value': 1})"
+    ),
 )
 def test_pending_writes_resume(
     sync_checkpointer: InMemorySaver, durability: str
@@ -1884,7 +1888,11 @@ def test_subgraph_checkpoint_true(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="get_state(config, subgraphs=True).tasks[0].state is None for a task paused inside a subgraph; LangGraph gives the subgraph's StateSnapshot",
+    reason=(
+        "get_state(config, subgraphs=True).tasks[0].state is None for a node that calls "
+        "subgraph.invoke() (compiled with checkpointer=True) and is paused by its "
+        "interrupt(); LangGraph gives the subgraph's StateSnapshot ({'bar': 'hi! foo'})"
+    ),
 )
 def test_subgraph_checkpoint_true_interrupt(
     sync_checkpointer: InMemorySaver, durability: str
@@ -1947,7 +1955,11 @@ def test_subgraph_checkpoint_true_interrupt(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="stream(..., subgraphs=True) is ignored: yields plain chunks, not (namespace, chunk) tuples with the subgraph's own updates",
+    reason=(
+        "stream(subgraphs=True) yields a subgraph's chunks only when the subgraph node "
+        "finishes: inner_1's chunk comes with inner_2's (~0.5s), after outer_1's; "
+        "LangGraph streams inner_1's at once, before outer_1's"
+    ),
 )
 def test_stream_subgraphs_during_execution(
     sync_checkpointer: InMemorySaver,
@@ -2028,7 +2040,11 @@ def test_stream_subgraphs_during_execution(
 
 @pytest.mark.xfail(
     strict=True,
-    reason='static interrupt_before compiled into a subgraph used as a node is ignored: the run does not pause before inner_2',
+    reason=(
+        "stream(subgraphs=True) also yields an {'__interrupt__': ()} chunk in the "
+        "namespace of each subgraph the static interrupt_before pauses (('inner:<id>',));"
+        " LangGraph yields only the root ((), {'__interrupt__': ()})"
+    ),
 )
 def test_nested_graph_interrupts_parallel(
     sync_checkpointer: InMemorySaver, durability: str
@@ -2171,7 +2187,11 @@ def test_nested_graph_interrupts_parallel(
 
 @pytest.mark.xfail(
     strict=True,
-    reason='static interrupt_before compiled into a subgraph used as a node is ignored: the run does not pause before grandchild_2',
+    reason=(
+        "the config['configurable']['__pregel_node_finished'] callback "
+        "(CONFIG_KEY_NODE_FINISHED) is never called: nodes stays [] where LangGraph "
+        "records ['parent_1', 'grandchild_1']"
+    ),
 )
 def test_doubly_nested_graph_interrupts(
     sync_checkpointer: InMemorySaver, durability: str
@@ -3532,7 +3552,11 @@ def test_multiple_subgraphs(sync_checkpointer: InMemorySaver) -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason='a subgraph compiled with checkpointer=True and called from a node does not keep its state across parent invocations (sub_counter restarts)',
+    reason=(
+        "stream(subgraphs=True) puts the second subgraph invoked inside a node under "
+        "namespace ('parent_node:<id>',); LangGraph numbers the call: "
+        "('parent_node:<id>', '1')"
+    ),
 )
 def test_multiple_subgraphs_checkpointer(
     sync_checkpointer: InMemorySaver,
@@ -3877,7 +3901,11 @@ def test_empty_invoke() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="stream 'updates' yields one {'__interrupt__': (a, b)} chunk for parallel interrupts; LangGraph yields one chunk per interrupting task",
+    reason=(
+        "on resume, the finished sibling's saved writes are not re-emitted: stream "
+        "'updates' lacks {'child_graph': {'human_inputs': ['Resume #1']}, '__metadata__':"
+        " {'cached': True}}"
+    ),
 )
 def test_parallel_interrupts(sync_checkpointer: InMemorySaver) -> None:
     # --- CHILD GRAPH ---
@@ -4260,7 +4288,11 @@ def test_bulk_state_updates(
 
 @pytest.mark.xfail(
     strict=True,
-    reason='CompiledStateGraph has no bulk_update_state() (nor StateUpdate)',
+    reason=(
+        "bulk_update_state() rejects StateUpdate(..., '__input__'): InvalidUpdateError "
+        "\"update_state(as_node='__input__') names an unknown node\"; LangGraph takes "
+        "'__input__' as the input step"
+    ),
 )
 def test_update_as_input(
     sync_checkpointer: InMemorySaver, durability: str
@@ -4339,7 +4371,11 @@ def test_update_as_input(
 
 @pytest.mark.xfail(
     strict=True,
-    reason='CompiledStateGraph has no bulk_update_state() (nor StateUpdate)',
+    reason=(
+        "bulk_update_state() rejects StateUpdate(..., '__input__'): InvalidUpdateError "
+        "\"update_state(as_node='__input__') names an unknown node\"; LangGraph takes "
+        "'__input__' as the input step"
+    ),
 )
 def test_batch_update_as_input(
     sync_checkpointer: InMemorySaver, durability: str
@@ -4589,7 +4625,11 @@ def test_timeout_with_parent_command(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="get_state_history() tasks of the __start__ step have result=None; LangGraph records the input as the __start__ task's result",
+    reason=(
+        "update_state(config, [StateUpdate(values, as_node)], as_node='__copy__') raises "
+        "ValueError 'too many values to unpack (expected 2)' (graphrun unpacks each "
+        "3-field StateUpdate as a pair); LangGraph forks and applies the updates"
+    ),
 )
 def test_fork_and_update_task_results(sync_checkpointer: InMemorySaver) -> None:
     """Test forking and updating task results with state history."""
@@ -5036,7 +5076,11 @@ def test_interrupt_stream_mode_values(sync_checkpointer: InMemorySaver):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="get_state_history() tasks of the __start__ step have result=None; LangGraph records the input as the __start__ task's result",
+    reason=(
+        "bulk_update_state() rejects StateUpdate(..., '__input__'): InvalidUpdateError "
+        "\"update_state(as_node='__input__') names an unknown node\"; LangGraph takes "
+        "'__input__' as the input step"
+    ),
 )
 def test_supersteps_populate_task_results(
     sync_checkpointer: InMemorySaver,
@@ -5465,7 +5509,10 @@ def test_stream_buffering_single_node(sync_checkpointer: InMemorySaver) -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason='Annotated[T, UntrackedValue] is not understood: the state key holds an UntrackedValue object instead of the value the node wrote',
+    reason=(
+        "the invoke() result for an Annotated[T, UntrackedValue] key is the langgraph "
+        "UntrackedValue object itself, not the value the last node wrote ('new_session')"
+    ),
 )
 def test_send_with_untracked_value(sync_checkpointer: InMemorySaver):
     """Test that Send objects work correctly with untracked values in state."""
@@ -5519,7 +5566,11 @@ def test_send_with_untracked_value(sync_checkpointer: InMemorySaver):
 
 @pytest.mark.xfail(
     strict=True,
-    reason='Annotated[T, UntrackedValue] is not understood: the state key holds an UntrackedValue object instead of the value the node wrote',
+    reason=(
+        "the invoke() result for an Annotated[T, UntrackedValue] key is the langgraph "
+        "UntrackedValue object itself, not the value the last node wrote "
+        "('new_illegal_value')"
+    ),
 )
 def test_send_with_untracked_value_overlapping_keys(
     sync_checkpointer: InMemorySaver,

@@ -547,9 +547,9 @@ async def test_state_graph_add_node_timeout_e2e():
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "graphrun has no TimeoutPolicy/NodeTimeoutError: add_node(timeout=) takes a "
-        "timedelta used only as the Temporal start-to-close timeout, not enforced "
-        "in-process; Send has no timeout="
+        "Send has no timeout=: Send('slow', state, timeout=TimeoutPolicy(...)) raises "
+        "TypeError 'unexpected keyword argument'; LangGraph lets a Send override the "
+        "target node's timeout"
     ),
 )
 @pytest.mark.anyio
@@ -762,9 +762,9 @@ def test_graph_error_handler_handles_subgraph_internal_failure():
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "no error_handler support, so "
-        "interrupt_before=['__error_handler__always_failing'] names an unknown node "
-        "(GraphValidationError at compile)"
+        "the error handler is not a graph node named '__error_handler__always_failing', "
+        "so interrupt_before=['__error_handler__always_failing'] fails compile with "
+        "GraphValidationError (unknown node)"
     ),
 )
 def test_graph_error_handler_error_context_survives_checkpoint_resume():
@@ -1082,7 +1082,13 @@ def test_set_node_defaults_error_handler_receives_runnable_config():
     assert captured["thread_id"] == thread_id
 
 
-@pytest.mark.xfail(strict=True, reason="StateGraph has no set_node_defaults()")
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "compile() accepts a user node named '__default_error_handler__' alongside "
+        "set_node_defaults(error_handler=...); LangGraph raises ValueError naming it"
+    ),
+)
 def test_set_node_defaults_error_handler_collides_with_user_node():
     class State(TypedDict):
         foo: str
@@ -1290,7 +1296,13 @@ def test_set_node_defaults_combined_retry_and_error_handler():
     assert captured["error"] == "Always fails"
 
 
-@pytest.mark.xfail(strict=True, reason="StateGraph has no set_node_defaults()")
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "after the error handler crashes, invoke(None) re-runs the failed node ('fail' called "
+        "twice); LangGraph re-schedules only the handler"
+    ),
+)
 def test_error_handler_resumes_after_crash():
     """If the error handler crashes, resuming should re-schedule the handler
     (not re-execute the original failed node)."""
@@ -1352,8 +1364,8 @@ def test_error_handler_resumes_after_crash():
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "add_node(error_handler=...) is silently ignored (unknown kwarg): the node's "
-        "exception fails the run instead of running the handler"
+        "after the error handler crashes, invoke(None) re-runs the failed nodes ('a' and "
+        "'b' called twice); LangGraph re-schedules only the handlers"
     ),
 )
 def test_error_handler_resumes_after_crash_multiple_nodes():

@@ -1303,9 +1303,10 @@ def test_subgraph_replay_loads_accumulated_state_then_resume(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "get_state(config, subgraphs=True) leaves PregelTask.state None for a subgraph "
-        "task (LangGraph puts the subgraph's StateSnapshot there), so subgraph "
-        "checkpoints cannot be read or addressed"
+        "update_state(sub_config, ...) with a subgraph's own checkpoint config "
+        "(checkpoint_ns 'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has "
+        "no checkpoint ...\": graphrun looks the id up among the root thread's "
+        "checkpoints; LangGraph forks that subgraph checkpoint"
     ),
 )
 def test_subgraph_interrupt_full_flow(
@@ -1491,9 +1492,10 @@ def test_subgraph_interrupt_full_flow_no_sub_checkpointer(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "get_state(config, subgraphs=True) leaves PregelTask.state None for a subgraph "
-        "task (LangGraph puts the subgraph's StateSnapshot there), so subgraph "
-        "checkpoints cannot be read or addressed"
+        "invoke(None, sub_config) with a subgraph's own checkpoint config (checkpoint_ns "
+        "'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has no checkpoint "
+        "...\": graphrun looks the id up among the root thread's checkpoints; LangGraph "
+        "replays from that subgraph checkpoint"
     ),
 )
 def test_subgraph_replay_from_subgraph_checkpoint(
@@ -1581,9 +1583,10 @@ def test_subgraph_replay_from_subgraph_checkpoint(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "get_state(config, subgraphs=True) leaves PregelTask.state None for a subgraph "
-        "task (LangGraph puts the subgraph's StateSnapshot there), so subgraph "
-        "checkpoints cannot be read or addressed"
+        "invoke(None, sub_config_at_first) with a subgraph's own checkpoint config "
+        "(checkpoint_ns 'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has "
+        "no checkpoint ...\": graphrun looks the id up among the root thread's "
+        "checkpoints; LangGraph replays from that subgraph checkpoint"
     ),
 )
 def test_subgraph_time_travel_to_first_interrupt(
@@ -1677,9 +1680,10 @@ def test_subgraph_time_travel_to_first_interrupt(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "get_state(config, subgraphs=True) leaves PregelTask.state None for a subgraph "
-        "task (LangGraph puts the subgraph's StateSnapshot there), so subgraph "
-        "checkpoints cannot be read or addressed"
+        "invoke(None, sub_config) with a subgraph's own checkpoint config (checkpoint_ns "
+        "'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has no checkpoint "
+        "...\": graphrun looks the id up among the root thread's checkpoints; LangGraph "
+        "replays from that subgraph checkpoint"
     ),
 )
 def test_subgraph_time_travel_to_second_interrupt(
@@ -1771,9 +1775,10 @@ def test_subgraph_time_travel_to_second_interrupt(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "get_state(config, subgraphs=True) leaves PregelTask.state None for a subgraph "
-        "task (LangGraph puts the subgraph's StateSnapshot there), so subgraph "
-        "checkpoints cannot be read or addressed"
+        "invoke(None, sub_config_at_first) with a subgraph's own checkpoint config "
+        "(checkpoint_ns 'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has "
+        "no checkpoint ...\": graphrun looks the id up among the root thread's "
+        "checkpoints; LangGraph replays from that subgraph checkpoint"
     ),
 )
 def test_subgraph_time_travel_resume_from_first_interrupt(
@@ -1901,9 +1906,10 @@ def test_subgraph_time_travel_resume_from_first_interrupt(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "get_state(config, subgraphs=True) leaves PregelTask.state None for a subgraph "
-        "task (LangGraph puts the subgraph's StateSnapshot there), so subgraph "
-        "checkpoints cannot be read or addressed"
+        "invoke(None, sub_config_at_second) with a subgraph's own checkpoint config "
+        "(checkpoint_ns 'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has "
+        "no checkpoint ...\": graphrun looks the id up among the root thread's "
+        "checkpoints; LangGraph replays from that subgraph checkpoint"
     ),
 )
 def test_subgraph_time_travel_resume_from_second_interrupt(
@@ -2015,9 +2021,10 @@ def test_subgraph_time_travel_resume_from_second_interrupt(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "get_state(config, subgraphs=True) leaves PregelTask.state None for a subgraph "
-        "task (LangGraph puts the subgraph's StateSnapshot there), so subgraph "
-        "checkpoints cannot be read or addressed"
+        "invoke(None, sub_config) with a subgraph's own checkpoint config (checkpoint_ns "
+        "'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has no checkpoint "
+        "...\": graphrun looks the id up among the root thread's checkpoints; LangGraph "
+        "replays from that subgraph checkpoint"
     ),
 )
 def test_subgraph_time_travel_checkpoint_pattern(
@@ -2185,9 +2192,9 @@ def test_subgraph_time_travel_after_completion(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "get_state(config, subgraphs=True) leaves PregelTask.state None for a subgraph "
-        "task (LangGraph puts the subgraph's StateSnapshot there), so subgraph "
-        "checkpoints cannot be read or addressed"
+        "get_state(config, subgraphs=True) fills only one level: the middle subgraph's "
+        "StateSnapshot has tasks[0].state as the inner subgraph's config dict, so .config"
+        " raises AttributeError; LangGraph nests the inner StateSnapshot there"
     ),
 )
 def test_3_levels_deep_time_travel_to_first_interrupt(
@@ -2279,9 +2286,9 @@ def test_3_levels_deep_time_travel_to_first_interrupt(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "get_state(config, subgraphs=True) leaves PregelTask.state None for a subgraph "
-        "task (LangGraph puts the subgraph's StateSnapshot there), so subgraph "
-        "checkpoints cannot be read or addressed"
+        "get_state(config, subgraphs=True) fills only one level: the middle subgraph's "
+        "StateSnapshot has tasks[0].state as the inner subgraph's config dict, so .config"
+        " raises AttributeError; LangGraph nests the inner StateSnapshot there"
     ),
 )
 def test_3_levels_deep_time_travel_to_second_interrupt(
@@ -2375,9 +2382,10 @@ def test_3_levels_deep_time_travel_to_second_interrupt(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "get_state(config, subgraphs=True) leaves PregelTask.state None for a subgraph "
-        "task (LangGraph puts the subgraph's StateSnapshot there), so subgraph "
-        "checkpoints cannot be read or addressed"
+        "invoke(None, mid_config) with a subgraph's own checkpoint config (checkpoint_ns "
+        "'outer:<id>') raises InvalidResumeError \"thread '1' has no checkpoint ...\": "
+        "graphrun looks the id up among the root thread's checkpoints; LangGraph replays "
+        "from that subgraph checkpoint"
     ),
 )
 def test_3_levels_deep_time_travel_to_middle_subgraph(
@@ -2467,9 +2475,10 @@ def test_3_levels_deep_time_travel_to_middle_subgraph(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "get_state(config, subgraphs=True) leaves PregelTask.state None for a subgraph "
-        "task (LangGraph puts the subgraph's StateSnapshot there), so subgraph "
-        "checkpoints cannot be read or addressed"
+        "invoke(None, mid_config_at_pre) with a subgraph's own checkpoint config "
+        "(checkpoint_ns 'outer:<id>') raises InvalidResumeError \"thread '1' has no "
+        "checkpoint ...\": graphrun looks the id up among the root thread's checkpoints; "
+        "LangGraph replays from that subgraph checkpoint"
     ),
 )
 def test_3_levels_deep_middle_has_interrupts(
@@ -3836,9 +3845,9 @@ def test_replay_from_first_invocation_checkpoint(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "a subgraph compiled with checkpointer=True keeps no state across parent "
-        "invocations or ticks: each run of the subgraph node starts from an empty state "
-        "(LangGraph loads the subgraph's latest checkpoint)"
+        "after a replay from a parent checkpoint, the next invoke() on the thread gives "
+        "the checkpointer=True subgraph its state from before the replay (a_trail ['a']);"
+        " LangGraph loads what the replayed run saved (['a', 'a'])"
     ),
 )
 def test_parallel_subgraph_nodes_load_correct_state_on_replay(
