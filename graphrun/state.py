@@ -103,8 +103,8 @@ def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | N
     special = special_update(graph, thread, values, as_node, clock=clock, checkpoint=checkpoint)
     if special is not None:
         if as_node == COPY and isinstance(values, list) and values:
-            for item_values, item_node in values:  # the copy, then updates on top of it
-                special = update_state(graph, thread, item_values, item_node, clock=clock,
+            for item in values:  # the copy, then updates on top: (values, as_node, ...)
+                special = update_state(graph, thread, item[0], item[1], clock=clock,
                                        checkpoint=special.id, node_writes=node_writes,
                                        config=config)
         return special

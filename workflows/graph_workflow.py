@@ -385,8 +385,8 @@ class GraphWorkflow:
             if ckpt is None:
                 ckpt = await self._update_as(decoded, as_node, checkpoint_id)
             elif as_node == state.COPY and isinstance(decoded, list):
-                for item_values, item_node in decoded:  # the copy, then updates on top
-                    ckpt = await self._update_as(item_values, item_node, ckpt.id)
+                for item in decoded:  # the copy, then updates on top: (values, as_node, ...)
+                    ckpt = await self._update_as(item[0], item[1], ckpt.id)
         except ActivityError as exc:
             error = _node_error(exc)
             raise ApplicationError(error["message"], type=error["type"],
