@@ -332,6 +332,7 @@ class Run:
         self.resume_map: dict[str, Any] = dict(o.resume_map or {})
         self.null_resume = o.null_resume
         self._tasks: list[Task] = []
+        self._by_id: dict[str, Task] = {}  # this step's tasks, by id
         self._done: dict[str, TaskResult] = {}
         base = thread.get(o.checkpoint)
         if o.checkpoint is not None and base is not None and base is not thread.head:
@@ -446,6 +447,7 @@ class Run:
             self.events.append(("updates", {INTERRUPT: ()}))
             return []
         self._tasks = tasks
+        self._by_id = {t.id: t for t in tasks}
         self._done = {}
         for t in tasks:
             p = ckpt.pending.get(t.id)
@@ -461,7 +463,7 @@ class Run:
     def task_finished(self, r: TaskResult) -> None:
         """Stream one task's chunks as it finishes (LangGraph's order: completion order).
         What was not reported by the time the step ends is streamed then, in path order."""
-        t = next((t for t in self._tasks if t.id == r.task_id), None)
+        t = self._by_id.get(r.task_id)
         if t is None or t.id in self._reported or t.id in self._done or t.name == START:
             return
         self._reported.add(t.id)
@@ -534,7 +536,7 @@ class Run:
         # The single pending interrupt's task; else (lenient mode) the first task.
         assert self.ckpt is not None
         for tid, p in self.ckpt.pending.items():
-            if p.status == "interrupted" and any(t.id == tid for t in self._tasks):
+            if p.status == "interrupted" and tid in self._by_id:
                 return tid
         return self._tasks[0].id if self._tasks else None
 
