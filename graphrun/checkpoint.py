@@ -56,7 +56,7 @@ class Checkpoint:
     versions_seen: dict[str, dict[str, int]]
     parent_id: str | None
     created_at: str
-    writes: dict[str, Any] | None = None
+    writes: dict[str, Any] | None = None  # what each task of the step wrote, by task id
     # Outcomes of the tasks of the next step that already ran (pending writes).
     pending: dict[str, PendingTask] = field(default_factory=dict)
     # A resume Command's update/goto, applied before the next step.

@@ -370,8 +370,10 @@ class RemoteGraph:
         out = serde.loads(result.values, types)
         if out is None:
             out = {}
-        if result.interrupts and isinstance(out, dict):
-            out[INTERRUPT] = [serde.interrupt_from_json(i, types) for i in result.interrupts]
+        if result.interrupts:
+            # A state that is not a dict gives way to the interrupts (LangGraph).
+            out = {**(out if isinstance(out, dict) else {}),
+                   INTERRUPT: [serde.interrupt_from_json(i, types) for i in result.interrupts]}
         return out
 
     async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None,

@@ -444,7 +444,7 @@ class Run:
             ckpt.versions_seen[INTERRUPT] = dict(ckpt.channel_versions)
             self._save_head()
             self.status = "interrupted"
-            self.events.append(("updates", {INTERRUPT: ()}))
+            self._emit_breakpoint()
             return []
         self._tasks = tasks
         self._by_id = {t.id: t for t in tasks}
@@ -469,8 +469,10 @@ class Run:
         self._reported.add(t.id)
         self.events += r.sub_events  # a subgraph's chunks come before its node's
         self.events += [("custom", chunk) for chunk in r.custom]
-        if r.interrupts or r.paused:  # one chunk per task that paused (LangGraph)
+        if r.interrupts:  # one chunk per task that paused (LangGraph)
             self.events.append(("updates", {INTERRUPT: tuple(r.interrupts)}))
+        elif r.paused:
+            self._emit_breakpoint()
         elif not r.error:
             self.events.append(("updates", {t.name: update_chunk(self.graph, r.writes)}))
         self._emit_task({
@@ -480,6 +482,12 @@ class Run:
             "interrupts": [{"value": i.value, "id": i.id} for i in r.interrupts]})
 
     # -- the 'tasks', 'checkpoints' and 'debug' stream modes ----------------------------
+    def _emit_breakpoint(self) -> None:
+        # A breakpoint shows as an empty interrupt at the root only (LangGraph: a
+        # nested loop's pause bubbles up to the root, which reports it).
+        if not self.ns:
+            self.events.append(("updates", {INTERRUPT: ()}))
+
     def _emit_task(self, payload: dict[str, Any]) -> None:
         self.events.append(("tasks", payload))
         if "debug" in self.options.stream_modes:
@@ -592,7 +600,8 @@ class Run:
             self._save_head()
             raise
         self.steps += 1
-        metadata_writes = {t.name: task_result(self.graph, r.writes) for t, r in ordered} or None
+        # By task id: two Sends to one node are two tasks with their own result.
+        metadata_writes = {t.id: task_result(self.graph, r.writes) for t, r in ordered} or None
         work.subgraphs = {**work.subgraphs, **{k: v for _, r in ordered
                                                for k, v in r.nested.items()
                                                if k.startswith(STATEFUL)}}
@@ -603,7 +612,7 @@ class Run:
         if should_interrupt(self.ckpt, self.interrupt_after, tasks):
             self.ckpt.versions_seen[INTERRUPT] = dict(self.ckpt.channel_versions)
             self.status = "interrupted"
-            self.events.append(("updates", {INTERRUPT: ()}))
+            self._emit_breakpoint()
 
     def _commit(self, prev: Checkpoint, *, source: str, step: int,
                 writes: dict[str, Any] | None) -> None:
@@ -652,8 +661,9 @@ class Run:
 
     def output(self) -> Any:
         out = self.output_values()
-        if self.interrupts and isinstance(out, dict):
-            out[INTERRUPT] = list(self.interrupts)
+        if self.interrupts:
+            # A state that is not a dict gives way to the interrupts (LangGraph).
+            out = {**(out if isinstance(out, dict) else {}), INTERRUPT: list(self.interrupts)}
         return out
 
 

@@ -8,6 +8,7 @@
     ├── GraphRecursionError (RecursionError) too many supersteps
     ├── NodeFailedError                     a node exhausted its retries
     ├── NodeTimeoutError                    an attempt ran past its TimeoutPolicy
+    ├── NodeCancelledError                  a node raised asyncio.CancelledError itself
     ├── GraphNotFoundError (LookupError)    the worker does not serve the graph
     ├── UndeclaredTypeError (ValueError)    data names a class the graph did not declare
     ├── InputLimitError (ValueError)        an input or answer is too large or too deep
@@ -116,6 +117,18 @@ class NodeTimeoutError(GraphrunError):
                          f"(elapsed: {elapsed:.3f}s).")
         self.node, self.elapsed, self.kind, self.timeout = node, elapsed, kind, limit
         self.idle_timeout, self.run_timeout = idle_timeout, run_timeout
+
+
+class NodeCancelledError(GraphrunError):
+    """A node's own code raised `asyncio.CancelledError` (LangGraph's error).
+
+    A cancellation graphrun or Temporal asked for still unwinds as one; a node that
+    raises it itself fails like any other error, and is not retried.
+    """
+
+    def __init__(self, node: str, message: str | None = None) -> None:
+        super().__init__(message or f"Node {node!r} raised asyncio.CancelledError")
+        self.node = node
 
 
 class UndeclaredTypeError(GraphrunError, ValueError):

@@ -344,7 +344,10 @@ class CompiledStateGraph:
     # -- reading and writing state -----------------------------------------------
     def get_state(self, config: Mapping[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         thread = self._thread(config, required=True)
-        return state.snapshot(self.spec, thread, thread.get(_checkpoint_id(config)),
+        cid = _checkpoint_id(config)
+        # A checkpoint asked for by id shows as saved; the head also shows what
+        # finished tasks already wrote (LangGraph).
+        return state.snapshot(self.spec, thread, thread.get(cid), with_pending=cid is None,
                               subgraphs=subgraphs)
 
     async def aget_state(self, config: Mapping[str, Any], *, subgraphs: bool = False

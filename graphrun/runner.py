@@ -27,6 +27,7 @@ from graphrun.errors import (
     InvalidResumeError,
     InvalidUpdateError,
     NodeError,
+    NodeCancelledError,
     NodeTimeoutError,
     ParentCommand,
 )
@@ -219,6 +220,8 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
         except ParentCommand as command:  # a subgraph this node ran speaks for it
             out = command.command
         return _finish(graph, ctx, out)
+    except asyncio.CancelledError as exc:  # no loop cancels a sync node: the node raised it
+        return _failed(ctx, NodeCancelledError(call.task.name), raise_errors, cause=exc)
     except BaseException as exc:
         return _failed(ctx, exc, raise_errors)
     finally:
@@ -245,6 +248,11 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
         except ParentCommand as command:  # a subgraph this node ran speaks for it
             out = command.command
         return _finish(graph, ctx, out)
+    except asyncio.CancelledError as exc:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling() == 0:  # raised by the node, not asked for
+            return _failed(ctx, NodeCancelledError(call.task.name), raise_errors, cause=exc)
+        raise
     except BaseException as exc:
         return _failed(ctx, exc, raise_errors)
     finally:
@@ -298,8 +306,11 @@ async def _within(call: Awaitable[Any], policy: TimeoutPolicy, node: str,
                                    run_timeout=run)
 
 
-def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool) -> TaskResult:
+def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool, *,
+            cause: BaseException | None = None) -> TaskResult:
     t = ctx.call.task
+    if cause is not None:
+        exc.__cause__ = cause
     if isinstance(exc, GraphInterrupt):
         return TaskResult(task_id=t.id, interrupts=list(exc.interrupts), paused=True,
                           resume=list(ctx.resume), nested=ctx.nested, custom=list(ctx.custom),

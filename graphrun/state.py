@@ -20,9 +20,14 @@ from graphrun.engine import (
 )
 from graphrun.errors import InvalidUpdateError
 from graphrun.spec import GraphSpec
-from graphrun.types import END, INTERRUPT, START, PregelTask, StateSnapshot, TaskError
+from graphrun.types import END, INTERRUPT, PUSH, START, PregelTask, StateSnapshot, TaskError
 
 COPY = "__copy__"  # update_state(config, None, as_node=COPY) forks a copy
+
+
+def _pregel_path(path: tuple[Any, ...]) -> tuple[Any, ...]:
+    # LangGraph marks a Send task's path with "not from a functional call".
+    return (*path, False) if path[0] == PUSH and len(path) == 2 else path
 
 
 def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
@@ -54,10 +59,11 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         result = None
         if p is not None and p.status == "done":
             result = task_result(graph, p.writes)
-        elif child is not None and child.writes and t.name in child.writes:
-            result = child.writes[t.name]  # engine.task_result of what it wrote
+        elif child is not None and child.writes:  # engine.task_result of what it wrote
+            # keyed by task id; by node name in threads saved by older versions
+            result = child.writes.get(t.id, child.writes.get(t.name))
         pregel_tasks.append(PregelTask(
-            id=t.id, name=t.name, path=t.path, error=error,
+            id=t.id, name=t.name, path=_pregel_path(t.path), error=error,
             interrupts=tuple(p.interrupts) if p and p.status == "interrupted" else (),
             state=_subgraph_state(graph, t, p, tid, subgraphs), result=result))
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
+from graphrun.errors import NodeCancelledError
+
 START = "__start__"
 END = "__end__"
 
@@ -136,6 +138,8 @@ class RetryPolicy:
 def matching_policy(policies: Sequence[RetryPolicy], exc: BaseException
                     ) -> RetryPolicy | None:
     """The first policy that retries `exc` (LangGraph's rule for a list of policies)."""
+    if isinstance(exc, NodeCancelledError):  # a node that cancels itself means it
+        return None
     return next((p for p in policies if p.should_retry(exc)), None)
 
 

@@ -447,6 +447,7 @@ class GraphWorkflow:
     def get_state(self, checkpoint_id: str | None = None, subgraphs: bool = False
                   ) -> dict[str, Any]:
         snap = state.snapshot(self._spec, self._thread, self._thread.get(checkpoint_id),
+                              with_pending=checkpoint_id is None,
                               subgraphs=subgraphs)
         return {**serde.snapshot_to_json(snap), "status": self._status,
                 "refused": list(self._rejected)}

@@ -4098,14 +4098,6 @@ def test_dynamic_interrupt_subgraph(sync_checkpointer: BaseCheckpointSaver) -> N
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "with a non-dict root state StateGraph(Annotated[list, operator.add]), an "
-        "interrupted invoke() returns the bare list state; LangGraph returns "
-        "{'__interrupt__': [Interrupt('Bahh')]}"
-    ),
-)
 def test_send_dedupe_on_resume(
     sync_checkpointer: BaseCheckpointSaver, durability: Durability
 ) -> None:
@@ -4169,8 +4161,9 @@ def test_send_dedupe_on_resume(
             ),
         ],
     }
-    assert builder.nodes["2"].runnable.func.ticks == 3
-    assert builder.nodes["flaky"].runnable.func.ticks == 1
+    # graphrun: a node's function is NodeSpec.fn (LangGraph: .runnable.func).
+    assert builder.nodes["2"].fn.ticks == 3
+    assert builder.nodes["flaky"].fn.ticks == 1
     # check state
     state = graph.get_state(thread1)
     assert state.next == ("flaky",)
@@ -4191,9 +4184,9 @@ def test_send_dedupe_on_resume(
         "3",
     ]
     # node "2" doesn't get called again, as we recover writes saved before
-    assert builder.nodes["2"].runnable.func.ticks == 3
+    assert builder.nodes["2"].fn.ticks == 3
     # node "flaky" gets called again, as it was interrupted
-    assert builder.nodes["flaky"].runnable.func.ticks == 2
+    assert builder.nodes["flaky"].fn.ticks == 2
     # check state
     state = graph.get_state(thread1)
     assert state.next == ()
@@ -5299,13 +5292,6 @@ def test_send_to_nested_graphs(sync_checkpointer: BaseCheckpointSaver) -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "get_state().tasks gives the pending Send task path ('__pregel_push', 0); "
-        "LangGraph gives ('__pregel_push', 0, False)"
-    ),
-)
 def test_send_react_interrupt(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -5696,13 +5682,6 @@ def test_send_react_interrupt(
     assert foo_called == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "get_state().tasks gives the pending Send task path ('__pregel_push', 0); "
-        "LangGraph gives ('__pregel_push', 0, False)"
-    ),
-)
 def test_send_react_interrupt_control(
     sync_checkpointer: BaseCheckpointSaver
 ) -> None:

@@ -410,14 +410,6 @@ def test_invoke_two_processes_two_in_two_out_invalid() -> None:
         graph.invoke({"hello": "there"}, debug=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "get_state(state.config) with an explicit checkpoint_id still applies the "
-        "finished task's pending writes (values {'value': 3}); LangGraph returns the "
-        "checkpoint as saved ({'value': 1})"
-    ),
-)
 def test_pending_writes_resume(
     sync_checkpointer: InMemorySaver, durability: str
 ) -> None:

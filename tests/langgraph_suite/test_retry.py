@@ -1446,14 +1446,6 @@ def test_error_handler_resumes_after_crash_multiple_nodes():
     assert "recovered_b:b" in result["results"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a node raising asyncio.CancelledError propagates it raw out of ainvoke; "
-        "LangGraph fails the run with NodeCancelledError(node='boom') (graphrun has no "
-        "NodeCancelledError)"
-    ),
-)
 @NEEDS_TASK_CANCELLING
 @pytest.mark.anyio
 async def test_pregel_user_raised_cancellederror_fails_run():

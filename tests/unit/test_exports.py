@@ -24,6 +24,7 @@ EXPECTED_ALL = sorted([
     "NodeError",
     "NodeFailedError",
     "NodeTimeoutError",
+    "NodeCancelledError",
     "Overwrite",
     "PregelTask",
     "RetryPolicy",
