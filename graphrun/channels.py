@@ -123,6 +123,30 @@ class BinaryOperatorAggregate(Channel):
         return True
 
 
+class UntrackedValue(Channel):
+    """`Annotated[T, UntrackedValue]`: a value the run's nodes share that no checkpoint
+    keeps (a session, a client). It is gone from `get_state()` and after a pause; on
+    Temporal it still travels to the node activities, so it must be serializable."""
+
+    def update(self, values: Sequence[Any], *, step: int = -1,
+               nodes: Sequence[str] = ()) -> bool:
+        if not values:
+            return False
+        if len(values) > 1:
+            raise InvalidUpdateError(
+                f"At key '{self.key}': an UntrackedValue can receive only one value per "
+                f"step; it got {len(values)} in step {step}.", channel=self.key, step=step,
+                nodes=nodes)
+        self.value = values[-1]
+        return True
+
+    def save(self) -> Any:
+        return MISSING
+
+    def _load(self, saved: Any) -> Any:
+        return MISSING
+
+
 class EphemeralValue(Channel):
     """Holds a value for the one step after it was written (edge triggers)."""
 

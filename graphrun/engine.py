@@ -453,6 +453,9 @@ class Run:
             p = ckpt.pending.get(t.id)
             if p is not None and p.status == "done":
                 self._done[t.id] = TaskResult(task_id=t.id, writes=list(p.writes))
+                if p.writes and t.name != START:  # what it wrote before, marked (LangGraph)
+                    self.events.append(("updates", {t.name: update_chunk(self.graph, p.writes),
+                                                    "__metadata__": {"cached": True}}))
         todo = [t for t in tasks if t.id not in self._done]
         for t in todo:
             if t.name != START:
@@ -584,8 +587,12 @@ class Run:
             self.status = "interrupted"
             self.interrupts = [i for _, r in ordered for i in r.interrupts]
             values = self.output_values()
-            self.events.append(("values", {**values, INTERRUPT: tuple(self.interrupts)}
-                                if isinstance(values, dict) else values))
+            if self.interrupts:
+                self.events.append(("values", {**values, INTERRUPT: tuple(self.interrupts)}
+                                    if isinstance(values, dict) else values))
+            elif any(p.status == "done" and p.writes for p in pending.values()):
+                # Only breakpoints inside subgraphs: the state with what finished (LangGraph).
+                self.events.append(("values", values))
             return
         step = ckpt.step + 1
         # The step's versions go to the next checkpoint; this one stays as it was saved.

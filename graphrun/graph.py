@@ -56,6 +56,17 @@ def _heartbeat_timeout(timeout: Any) -> timedelta | None:
     return timedelta(seconds=idle) if idle else None
 
 
+def _runnable_node(runnable: Any) -> Callable[..., Any]:
+    """A LangChain Runnable (a chat model, `prompt | llm`) as a node: it is called
+    with the node's input and the task's config, as LangGraph calls it."""
+
+    def node(state: Any, config: Any) -> Any:
+        return runnable.invoke(state, config)
+
+    node.__name__ = getattr(runnable, "name", None) or type(runnable).__name__
+    return node
+
+
 def _is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None))  # noqa: B004 - an object with async __call__
@@ -136,6 +147,13 @@ class StateGraph:
             node = inferred
         if action is None:
             raise GraphValidationError(f"node '{node}' has no function. Pass add_node('{node}', fn).")
+        if not callable(action) and callable(getattr(action, "invoke", None)) and not isinstance(
+                action, CompiledStateGraph):
+            action = _runnable_node(action)
+        if not callable(action) and not isinstance(action, CompiledStateGraph):
+            raise GraphValidationError(
+                f"node '{node}': {type(action).__name__} is not a function, a graph or a "
+                f"Runnable.")
         if kwargs.get("defer"):
             raise GraphValidationError(f"node '{node}': defer=True is not supported by graphrun.")
         if node in self.nodes:
@@ -183,6 +201,13 @@ class StateGraph:
     def nodes_with_defaults(self) -> dict[str, NodeSpec]:
         """The nodes as compiled: `set_node_defaults` fills what a node left unset."""
         d = self.node_defaults
+        # LangGraph names the handlers' nodes so; a user node may not take those names.
+        reserved = {f"__error_handler__{n}" for n, s in self.nodes.items() if s.error_handler}
+        if "error_handler" in d:
+            reserved.add("__default_error_handler__")
+        if taken := sorted(reserved & set(self.nodes)):
+            raise GraphValidationError(
+                f"Node name {taken[0]!r} is reserved for an error handler; rename the node.")
         out = {}
         for name, spec in self.nodes.items():
             changes: dict[str, Any] = {}

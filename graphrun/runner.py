@@ -26,8 +26,8 @@ from graphrun.errors import (
     GraphInterrupt,
     InvalidResumeError,
     InvalidUpdateError,
-    NodeError,
     NodeCancelledError,
+    NodeError,
     NodeTimeoutError,
     ParentCommand,
 )

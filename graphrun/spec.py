@@ -25,6 +25,7 @@ from graphrun.channels import (
     LastValue,
     NamedBarrierValue,
     Topic,
+    UntrackedValue,
 )
 from graphrun.declared import NO_TYPES, DeclaredTypes, reachable
 from graphrun.errors import GraphValidationError, InvalidUpdateError
@@ -111,6 +112,8 @@ def channel_for(key: str, annotation: Any) -> Channel:
     if typing.get_origin(annotation) is typing.Annotated:
         base, *meta = typing.get_args(annotation)
         reducer = meta[-1] if meta else None
+        if (channel := _channel_class(key, reducer)) is not None:
+            return channel
         if callable(reducer):
             if _positional(reducer) != 2:
                 raise GraphValidationError(
@@ -118,6 +121,20 @@ def channel_for(key: str, annotation: Any) -> Channel:
                     f"got {reducer!r}{_signature(reducer)}.")
             return BinaryOperatorAggregate(key, reducer, _zero(base))
     return LastValue(key)
+
+
+def _channel_class(key: str, meta: Any) -> Channel | None:
+    """`Annotated[T, UntrackedValue]`: a channel class, graphrun's or LangGraph's, in
+    place of a reducer. LangGraph's other channel classes are refused by name."""
+    if meta is UntrackedValue:
+        return UntrackedValue(key)
+    if isinstance(meta, type) and meta.__module__.startswith("langgraph.channels"):
+        if meta.__name__ == "UntrackedValue":
+            return UntrackedValue(key)
+        raise GraphValidationError(
+            f"State key {key!r}: LangGraph's channel class {meta.__name__} is not supported; "
+            f"declare a reducer (Annotated[T, fn]) or graphrun.UntrackedValue.")
+    return None
 
 
 def _positional(fn: Callable[..., Any]) -> int:

@@ -292,14 +292,6 @@ def test_fork_always_re_runs_nodes(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a LangChain Runnable (prompt | llm | parser) as a node is not supported: "
-        "graphrun calls node(state), TypeError 'RunnableSequence' object is not "
-        "callable"
-    ),
-)
 def test_conditional_state_graph(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -1825,8 +1817,9 @@ def test_state_graph_packets(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "a LangChain chat model (Runnable) as a node is not supported: graphrun calls "
-        "node(state), TypeError 'FakeFunctionChatModel' object is not callable"
+        "langgraph.prebuilt's ToolNode reads LangGraph's own runtime from the config "
+        "(ValueError: Missing required config key 'N/A' for 'tools'); graphrun gives "
+        "nodes its Runtime by parameter, not under LangGraph's private config keys"
     ),
 )
 def test_message_graph(
@@ -2537,8 +2530,9 @@ def test_message_graph(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "a LangChain chat model (Runnable) as a node is not supported: TypeError "
-        "'FakeFunctionChatModel' object is not callable"
+        "a TypedDict with a single '__root__' key is not taken as a root state (the "
+        "chat model gets a dict); also langgraph.prebuilt's ToolNode reads LangGraph's own "
+        "runtime from the config"
     ),
 )
 def test_root_graph(
@@ -3751,13 +3745,6 @@ def test_dynamic_interrupt(sync_checkpointer: BaseCheckpointSaver) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "on resume, a finished sibling's saved writes are not re-emitted as an updates "
-        "chunk {'tool_one': ..., '__metadata__': {'cached': True}}"
-    ),
-)
 def test_partial_pending_checkpoint(sync_checkpointer: BaseCheckpointSaver) -> None:
     class State(TypedDict):
         my_key: Annotated[str, operator.add]

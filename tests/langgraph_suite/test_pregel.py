@@ -2030,14 +2030,6 @@ def test_stream_subgraphs_during_execution(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "stream(subgraphs=True) also yields an {'__interrupt__': ()} chunk in the "
-        "namespace of each subgraph the static interrupt_before pauses (('inner:<id>',));"
-        " LangGraph yields only the root ((), {'__interrupt__': ()})"
-    ),
-)
 def test_nested_graph_interrupts_parallel(
     sync_checkpointer: InMemorySaver, durability: str
 ) -> None:
@@ -3891,14 +3883,6 @@ def test_empty_invoke() -> None:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "on resume, the finished sibling's saved writes are not re-emitted: stream "
-        "'updates' lacks {'child_graph': {'human_inputs': ['Resume #1']}, '__metadata__':"
-        " {'cached': True}}"
-    ),
-)
 def test_parallel_interrupts(sync_checkpointer: InMemorySaver) -> None:
     # --- CHILD GRAPH ---
 
@@ -5499,13 +5483,6 @@ def test_stream_buffering_single_node(sync_checkpointer: InMemorySaver) -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the invoke() result for an Annotated[T, UntrackedValue] key is the langgraph "
-        "UntrackedValue object itself, not the value the last node wrote ('new_session')"
-    ),
-)
 def test_send_with_untracked_value(sync_checkpointer: InMemorySaver):
     """Test that Send objects work correctly with untracked values in state."""
 
@@ -5556,14 +5533,6 @@ def test_send_with_untracked_value(sync_checkpointer: InMemorySaver):
     assert "session_resource" not in state.values
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the invoke() result for an Annotated[T, UntrackedValue] key is the langgraph "
-        "UntrackedValue object itself, not the value the last node wrote "
-        "('new_illegal_value')"
-    ),
-)
 def test_send_with_untracked_value_overlapping_keys(
     sync_checkpointer: InMemorySaver,
 ):

@@ -1082,13 +1082,6 @@ def test_set_node_defaults_error_handler_receives_runnable_config():
     assert captured["thread_id"] == thread_id
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "compile() accepts a user node named '__default_error_handler__' alongside "
-        "set_node_defaults(error_handler=...); LangGraph raises ValueError naming it"
-    ),
-)
 def test_set_node_defaults_error_handler_collides_with_user_node():
     class State(TypedDict):
         foo: str

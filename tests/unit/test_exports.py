@@ -25,6 +25,7 @@ EXPECTED_ALL = sorted([
     "NodeFailedError",
     "NodeTimeoutError",
     "NodeCancelledError",
+    "UntrackedValue",
     "Overwrite",
     "PregelTask",
     "RetryPolicy",

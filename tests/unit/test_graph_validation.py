@@ -9,8 +9,10 @@ from typing import Annotated, Any, TypedDict
 
 import pydantic
 import pytest
+from langgraph.channels.ephemeral_value import EphemeralValue as LGEphemeral
+from langgraph.channels.untracked_value import UntrackedValue as LGUntracked
 
-from graphrun import END, START, GraphValidationError, StateGraph
+from graphrun import END, START, GraphValidationError, InMemorySaver, StateGraph, UntrackedValue
 from graphrun.channels import (
     BinaryOperatorAggregate,
     EphemeralValue,
@@ -275,3 +277,59 @@ def test_input_and_output_schemas_restrict_keys() -> None:
     assert builder.output_keys == ["log"]
     graph = builder.add_node(a).add_edge(START, "a").compile()
     assert graph.invoke({"x": 1, "log": ["ignored"]}) == {"log": ["a"]}
+
+
+# -- channel classes and Runnables as LangGraph takes them -------------------------------
+class WithLGEphemeral(TypedDict):
+    x: Annotated[int, LGEphemeral]
+
+
+class WithUntracked(TypedDict):
+    n: int
+    session: Annotated[str, UntrackedValue]
+
+
+class WithLGUntracked(TypedDict):
+    n: int
+    session: Annotated[str, LGUntracked]
+
+
+def test_langgraph_channel_classes_other_than_untracked_value_are_refused_by_name() -> None:
+    with pytest.raises(GraphValidationError, match="channel class EphemeralValue"):
+        StateGraph(WithLGEphemeral)
+
+
+def test_untracked_value_is_shared_in_a_run_and_kept_in_no_checkpoint() -> None:
+    for schema in (WithUntracked, WithLGUntracked):
+        g = StateGraph(schema)
+        g.add_node("open", lambda s: {"session": "s-1"})
+        g.add_node("use", lambda s: {"n": len(s["session"])})
+        g.add_edge(START, "open")
+        g.add_edge("open", "use")
+        app = g.compile(checkpointer=InMemorySaver())
+        cfg = {"configurable": {"thread_id": "t"}}
+        assert app.invoke({"n": 0}, cfg) == {"n": 3, "session": "s-1"}
+        assert app.get_state(cfg).values == {"n": 3}
+
+
+def test_a_langchain_runnable_is_a_node_called_with_state_and_config() -> None:
+    from langchain_core.runnables import RunnableLambda
+
+    seen: list[Any] = []
+
+    def body(state: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+        seen.append(config["configurable"]["thread_id"])
+        return {"x": state["x"] + 1}
+
+    g = StateGraph(State)
+    g.add_node("inc", RunnableLambda(body) | RunnableLambda(lambda d: d))
+    g.add_edge(START, "inc")
+    app = g.compile(checkpointer=InMemorySaver())
+    assert app.invoke({"x": 1}, {"configurable": {"thread_id": "r"}})["x"] == 2
+    assert seen == ["r"]
+
+
+def test_an_object_that_is_neither_function_graph_nor_runnable_is_refused() -> None:
+    g = StateGraph(State)
+    with pytest.raises(GraphValidationError, match="is not a function"):
+        g.add_node("n", 42)  # type: ignore[arg-type]
