@@ -21,12 +21,12 @@ from graphrun.channels import MISSING, Overwrite
 from graphrun.checkpoint import Checkpoint, Task, Thread
 from graphrun.declared import NO_TYPES, DeclaredTypes, is_model, is_namedtuple, type_path
 from graphrun.errors import UndeclaredTypeError
-from graphrun.types import Command, Interrupt, PendingTask, Send
+from graphrun.types import Command, Interrupt, PendingTask, Send, StateUpdate
 
 TAG = "__gr"
 MAX_DECODE_DEPTH = 250  # above any input limit and what the SDK decodes; far from the stack limit
-# graphrun's own plain-data classes that travel tagged as dataclasses.
-_OWN_TYPES = DeclaredTypes([Checkpoint, Overwrite, Task, Thread])
+# graphrun's own plain-data classes that travel tagged (dataclasses, a NamedTuple).
+_OWN_TYPES = DeclaredTypes([Checkpoint, Overwrite, StateUpdate, Task, Thread])
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 

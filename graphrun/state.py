@@ -23,6 +23,7 @@ from graphrun.spec import GraphSpec
 from graphrun.types import END, INTERRUPT, PUSH, START, PregelTask, StateSnapshot, TaskError
 
 COPY = "__copy__"  # update_state(config, None, as_node=COPY) forks a copy
+INPUT = "__input__"  # update_state(config, values, as_node=INPUT) records an input
 
 
 def _pregel_path(path: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -49,7 +50,7 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
     tasks = prepare_tasks(graph, ckpt, channels, ns)
     # What the tasks wrote, for a checkpoint the thread went on from (LangGraph's task.result).
     child = next((c for c in thread.checkpoints
-                  if c.parent_id == ckpt.id and c.source == "loop"), None)
+                  if c.parent_id == ckpt.id and c.source in ("loop", "update")), None)
     pregel_tasks = []
     for t in tasks:
         p = ckpt.pending.get(t.id)
@@ -109,10 +110,9 @@ def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | N
     special = special_update(graph, thread, values, as_node, clock=clock, checkpoint=checkpoint)
     if special is not None:
         if as_node == COPY and isinstance(values, list) and values:
-            for item in values:  # the copy, then updates on top: (values, as_node, ...)
-                special = update_state(graph, thread, item[0], item[1], clock=clock,
-                                       checkpoint=special.id, node_writes=node_writes,
-                                       config=config)
+            # the copy, then the updates on top as one superstep: (values, as_node, ...)
+            return _superstep(graph, thread, values, clock=clock, checkpoint=special.id,
+                              node_writes=node_writes, config=config)
         return special
     node, values, current = resolve_update(graph, thread, values, as_node, checkpoint=checkpoint)
     writes, update = node_writes(graph, node, values, current, config)
@@ -121,9 +121,11 @@ def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | N
 
 def special_update(graph: GraphSpec, thread: Thread, values: Any, as_node: str | None, *,
                    clock: Callable[[], str], checkpoint: str | None) -> Checkpoint | None:
-    """LangGraph's two updates that run no node: `as_node="__copy__"` forks a copy of
-    the checkpoint (a sibling of it), and `(None, as_node=END)` ends the pending tasks,
-    keeping the writes of those that already ran."""
+    """LangGraph's updates that run no node: `as_node="__copy__"` forks a copy of
+    the checkpoint (a sibling of it), `as_node="__input__"` records `values` as the
+    graph's input (an 'input' checkpoint whose next task is __start__, as invoke()
+    makes), and `(None, as_node=END)` ends the pending tasks, keeping the writes of
+    those that already ran."""
     if as_node == COPY:
         found = thread.get(checkpoint)
         if found is None:
@@ -134,6 +136,21 @@ def special_update(graph: GraphSpec, thread: Thread, values: Any, as_node: str |
             created_at=clock(), pending={}, null_writes=[], writes=None,
             channel_versions=dict(base.channel_versions),
             versions_seen={k: dict(v) for k, v in base.versions_seen.items()}))
+    if as_node == INPUT:
+        base = thread.get(checkpoint)
+        work, channels = (resolve_checkpoint(graph, base) if base is not None else (
+            Checkpoint(id="", step=-2, source="input", channel_values={}, channel_versions={},
+                       versions_seen={}, parent_id=None, created_at=""),
+            restore_channels(graph, None)))
+        versions = dict(work.channel_versions)
+        seen = {k: dict(v) for k, v in work.versions_seen.items()}
+        scratch = dataclasses.replace(work, channel_versions=versions, versions_seen=seen)
+        apply_writes(graph, scratch, channels, [(None, [(START, values)])], work.step + 1)
+        saved = save_channels(channels)
+        return thread.append(lambda cid: Checkpoint(
+            id=cid, step=work.step + 1, source="input", channel_values=saved,
+            channel_versions=versions, versions_seen=seen, parent_id=work.id or None,
+            created_at=clock(), writes={START: values}, subgraphs=dict(work.subgraphs)))
     if as_node == END and values is None:
         head = thread.get(checkpoint)
         if head is None:
@@ -221,25 +238,32 @@ def bulk_update_state(graph: GraphSpec, thread: Thread, supersteps: Sequence[Seq
         raise ValueError("No updates provided")
     ckpt: Checkpoint | None = None
     for step in supersteps:
-        if len(step) == 1:
-            values, as_node = step[0][0], step[0][1]
-            ckpt = update_state(graph, thread, values, as_node, clock=clock,
-                                checkpoint=checkpoint, node_writes=node_writes, config=config)
-        else:
-            updates = []
-            for values, as_node, *_ in step:
-                if as_node is None or as_node in (END, COPY):
-                    raise InvalidUpdateError(
-                        "as_node is required when applying multiple updates, and it cannot "
-                        "be END or __copy__")
-                node, values, current = resolve_update(graph, thread, values, as_node,
-                                                       checkpoint=checkpoint)
-                updates.append((node, node_writes(graph, node, values, current, config)[0],
-                                values))
-            ckpt = apply_updates(graph, thread, updates, clock=clock, checkpoint=checkpoint)
+        ckpt = _superstep(graph, thread, step, clock=clock, checkpoint=checkpoint,
+                          node_writes=node_writes, config=config)
         checkpoint = ckpt.id
     assert ckpt is not None
     return ckpt
+
+
+def _superstep(graph: GraphSpec, thread: Thread, step: Sequence[Any], *,
+               clock: Callable[[], str], checkpoint: str | None,
+               node_writes: Callable[..., tuple[list[Write], Any]],
+               config: Mapping[str, Any] | None) -> Checkpoint:
+    """One checkpoint made of `(values, as_node, ...)` updates, as if those nodes ran."""
+    if len(step) == 1:
+        values, as_node = step[0][0], step[0][1]
+        return update_state(graph, thread, values, as_node, clock=clock,
+                            checkpoint=checkpoint, node_writes=node_writes, config=config)
+    updates = []
+    for values, as_node, *_ in step:
+        if as_node is None or as_node in (END, COPY, INPUT):
+            raise InvalidUpdateError(
+                "as_node is required when applying multiple updates, and it cannot "
+                "be END, __copy__ or __input__")
+        node, values, current = resolve_update(graph, thread, values, as_node,
+                                               checkpoint=checkpoint)
+        updates.append((node, node_writes(graph, node, values, current, config)[0], values))
+    return apply_updates(graph, thread, updates, clock=clock, checkpoint=checkpoint)
 
 
 def _last_writer(graph: GraphSpec, ckpt: Checkpoint | None) -> str:

@@ -22,7 +22,12 @@ with workflow.unsafe.imports_passed_through():
     from graphrun import engine, registry, serde, state
     from graphrun.channels import MISSING
     from graphrun.details import current_details
-    from graphrun.errors import GraphrunError, InvalidResumeError, UndeclaredTypeError
+    from graphrun.errors import (
+        GraphrunError,
+        InvalidResumeError,
+        InvalidUpdateError,
+        UndeclaredTypeError,
+    )
     from graphrun.payloads import (
         InvokeRequest,
         NodeCall,
@@ -34,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from graphrun.runner import node_writes, run_task
     from graphrun.spec import GraphSpec, NodeSpec
-    from graphrun.types import START, Command
+    from graphrun.types import END, START, Command
 
 GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
 GRAPH_NAME = SearchAttributeKey.for_keyword("GraphName")
@@ -384,9 +389,13 @@ class GraphWorkflow:
                                         clock=self._now, checkpoint=checkpoint_id)
             if ckpt is None:
                 ckpt = await self._update_as(decoded, as_node, checkpoint_id)
-            elif as_node == state.COPY and isinstance(decoded, list):
-                for item in decoded:  # the copy, then updates on top: (values, as_node, ...)
-                    ckpt = await self._update_as(item[0], item[1], ckpt.id)
+            elif as_node == state.COPY and isinstance(decoded, list) and decoded:
+                # the copy, then the updates on top: (values, as_node, ...)
+                if workflow.patched("graphrun-copy-updates-one-step"):
+                    ckpt = await self._updates_as(decoded, ckpt.id)  # one superstep
+                else:
+                    for item in decoded:
+                        ckpt = await self._update_as(item[0], item[1], ckpt.id)
         except ActivityError as exc:
             error = _node_error(exc)
             raise ApplicationError(error["message"], type=error["type"],
@@ -399,6 +408,27 @@ class GraphWorkflow:
 
     async def _update_as(self, values: Any, as_node: str | None,
                          checkpoint_id: str | None) -> engine.Checkpoint:
+        node, writes, written = await self._writes_as(values, as_node, checkpoint_id)
+        return state.apply_update(self._spec, self._thread, node, writes, written,
+                                  clock=self._now, checkpoint=checkpoint_id)
+
+    async def _updates_as(self, items: list[Any], checkpoint_id: str) -> engine.Checkpoint:
+        """Several nodes' updates as one checkpoint, as if they ran in one step."""
+        if len(items) == 1:
+            return await self._update_as(items[0][0], items[0][1], checkpoint_id)
+        updates = []
+        for values, as_node, *_ in items:
+            if as_node is None or as_node in (END, state.COPY, state.INPUT):
+                raise InvalidUpdateError(
+                    "as_node is required when applying multiple updates, and it cannot "
+                    "be END, __copy__ or __input__")
+            updates.append(await self._writes_as(values, as_node, checkpoint_id))
+        return state.apply_updates(self._spec, self._thread, updates, clock=self._now,
+                                   checkpoint=checkpoint_id)
+
+    async def _writes_as(self, values: Any, as_node: str | None, checkpoint_id: str | None
+                         ) -> tuple[str, list[Any], Any]:
+        """The writes of an update as `as_node`: its routing functions run in an activity."""
         node, update, current = state.resolve_update(
             self._spec, self._thread, values, as_node, checkpoint=checkpoint_id)
         if node in self._spec.branches:
@@ -414,8 +444,7 @@ class GraphWorkflow:
             written = self._loads(routed.update)
         else:
             writes, written = node_writes(self._spec, node, update, current, None)
-        return state.apply_update(self._spec, self._thread, node, writes, written,
-                                  clock=self._now, checkpoint=checkpoint_id)
+        return node, writes, written
 
     @update_state.validator
     def _validate_update_state(self, values: Any, as_node: str | None = None,

@@ -4262,14 +4262,6 @@ def test_bulk_state_updates(
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bulk_update_state() rejects StateUpdate(..., '__input__'): InvalidUpdateError "
-        "\"update_state(as_node='__input__') names an unknown node\"; LangGraph takes "
-        "'__input__' as the input step"
-    ),
-)
 def test_update_as_input(
     sync_checkpointer: InMemorySaver, durability: str
 ) -> None:
@@ -4345,14 +4337,6 @@ def test_update_as_input(
         assert [new_history[0], new_history[4]] == history
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bulk_update_state() rejects StateUpdate(..., '__input__'): InvalidUpdateError "
-        "\"update_state(as_node='__input__') names an unknown node\"; LangGraph takes "
-        "'__input__' as the input step"
-    ),
-)
 def test_batch_update_as_input(
     sync_checkpointer: InMemorySaver, durability: str
 ) -> None:
@@ -4599,14 +4583,6 @@ def test_timeout_with_parent_command(
     assert exc_info.value.args[0].update == {"key": "value"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "after update_state(config, [StateUpdate(...)], as_node='__copy__') the fork's "
-        "history differs: its __start__ task shows result=None and the forked tasks' "
-        "results are not attached as LangGraph attaches them"
-    ),
-)
 def test_fork_and_update_task_results(sync_checkpointer: InMemorySaver) -> None:
     """Test forking and updating task results with state history."""
 
@@ -5050,14 +5026,6 @@ def test_interrupt_stream_mode_values(sync_checkpointer: InMemorySaver):
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bulk_update_state() rejects StateUpdate(..., '__input__'): InvalidUpdateError "
-        "\"update_state(as_node='__input__') names an unknown node\"; LangGraph takes "
-        "'__input__' as the input step"
-    ),
-)
 def test_supersteps_populate_task_results(
     sync_checkpointer: InMemorySaver,
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -201,24 +202,46 @@ async def record_empty_start(gc: GraphClient) -> None:
     await _save(await _finish(gc, "empty-start"), "empty_start")
 
 
-async def main() -> None:
+async def record_copy_fork(gc: GraphClient) -> None:
+    """parallel, paused at a and b: a __copy__ fork answering both in one step, run on."""
+    from graphrun import StateUpdate
+
+    g, cfg = gc.graph("parallel"), _cfg("copy-fork")
+    out = await g.ainvoke({"answers": []}, cfg)
+    assert len(out[INTERRUPT]) == 2, out
+    head = await g.aget_state(cfg)
+    fork = await g.aupdate_state(head.config, [StateUpdate({"answers": ["a=x"]}, "a"),
+                                               StateUpdate({"answers": ["b=y"]}, "b")],
+                                 as_node="__copy__")
+    assert (await g.aget_state(fork)).next == ("c",)
+    out = await g.ainvoke(None, fork)
+    assert out == {"answers": ["a=x", "b=y"], "done": True}, out
+    await _save(await _finish(gc, "copy-fork"), "copy_fork")
+
+
+RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
+             "routed_update", "refused_attack", "empty_start", "copy_fork"]
+
+
+async def main(names: list[str]) -> None:
     HISTORIES.mkdir(exist_ok=True)
     async with DevServer(ui=False) as srv:
         client = await Client.connect(srv.address)
         queue = "replay-record"  # fixed, with fixed thread ids, so re-records diff cleanly
         async with create_worker(client, GRAPHS, task_queue=queue):
             gc = GraphClient(client, task_queue=queue)
-            await record_approval(gc)
-            await record_parallel(gc)
-            await record_flaky(gc)
-            await record_looping(GraphClient(client, task_queue=queue,
-                                             history_event_limit=30))
-            await record_signals(gc)
-            await record_deadline(gc)
-            await record_routed_update(gc)
-            await record_refused_attack(gc)
-            await record_empty_start(gc)
+            for name in names:
+                if name == "looping":
+                    gc_ = GraphClient(client, task_queue=queue, history_event_limit=30)
+                    await record_looping(gc_)
+                else:
+                    await globals()[f"record_{name}"](gc)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    # Names record just those (a new history); none re-records every one.
+    chosen = sys.argv[1:] or RECORDERS
+    unknown = set(chosen) - set(RECORDERS)
+    if unknown:
+        raise SystemExit(f"unknown scenario(s) {sorted(unknown)}; known: {RECORDERS}")
+    asyncio.run(main(chosen))

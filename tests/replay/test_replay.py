@@ -32,7 +32,7 @@ def test_expected_histories_present() -> None:
     assert set(GOOD) == {"approval.json", "parallel.json", "flaky.json",
                          "looping_first_run.json", "looping_last_run.json",
                          "approval_signals.json", "deadline.json", "routed_update.json",
-                         "refused_attack.json", "empty_start.json"}
+                         "refused_attack.json", "empty_start.json", "copy_fork.json"}
     assert (HISTORIES / BAD).exists()
 
 
