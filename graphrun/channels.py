@@ -62,6 +62,10 @@ class Channel:
         """Called when a task triggered by this channel runs; True if it changed."""
         return False
 
+    def finish(self) -> bool:
+        """Called when the run would otherwise end; True if the channel changed."""
+        return False
+
 
 class LastValue(Channel):
     """Holds the last value written; two writes in one step are an error."""
@@ -219,6 +223,56 @@ class NamedBarrierValue(Channel):
             self.value = set()
             return True
         return False
+
+
+class AfterFinish(Channel):
+    """An edge into a `defer=True` node: written like the edge it wraps, available only
+    once the run has nothing else to do (LangGraph's *AfterFinish channels). Saved as
+    [value, finished]."""
+
+    def __init__(self, key: str, edge: Channel) -> None:
+        super().__init__(key)
+        self.edge = edge
+        self.finished = False
+
+    def restore(self, saved: Any = MISSING) -> Channel:
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        value, finished = saved if saved is not MISSING else (MISSING, False)
+        new.edge = self.edge.restore(value)
+        new.finished = bool(finished)
+        new.value = MISSING
+        return new
+
+    def save(self) -> Any:
+        value = self.edge.save()
+        return MISSING if value is MISSING else [value, self.finished]
+
+    def is_available(self) -> bool:
+        return self.finished and self.edge.is_available()
+
+    def get(self) -> Any:
+        return self.edge.get()
+
+    def update(self, values: Sequence[Any], *, step: int = -1,
+               nodes: Sequence[str] = ()) -> bool:
+        if not values:  # it outlives the step, unlike the edge it wraps
+            return False
+        self.finished = False
+        return self.edge.update(values, step=step, nodes=nodes)
+
+    def finish(self) -> bool:
+        if not self.finished and self.edge.is_available():
+            self.finished = True
+            return True
+        return False
+
+    def consume(self) -> bool:
+        if not self.finished:
+            return False
+        self.finished = False
+        self.edge = self.edge.restore()
+        return True
 
 
 OVERWRITE = "__overwrite__"

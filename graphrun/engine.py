@@ -212,6 +212,13 @@ def apply_writes(graph: GraphSpec, ckpt: Checkpoint, channels: dict[str, Channel
             if chan not in updated and ch.is_available() and ch.update([]):
                 ckpt.channel_versions[chan] = next_version
                 updated.add(chan)
+        # Nothing left to trigger: the run would end, so deferred nodes may run now.
+        if not any(channels[c].is_available() for c in updated & graph.trigger_channels):
+            for chan, ch in channels.items():
+                if ch.finish():
+                    ckpt.channel_versions[chan] = next_version
+                    if ch.is_available():
+                        updated.add(chan)
     return updated
 
 

@@ -134,8 +134,8 @@ class StateGraph:
 
         graphrun extras: `timeout` (the activity's start-to-close timeout),
         `heartbeat_timeout`, and `local=True` to run the node as a Temporal local
-        activity (for short nodes). Unknown LangGraph options are ignored with
-        the exception of `defer`, which is not supported.
+        activity (for short nodes). `defer=True` runs the node only once the run has
+        nothing else to do (LangGraph's). Unknown LangGraph options are ignored.
         """
         if not isinstance(node, str):
             action = node
@@ -154,8 +154,6 @@ class StateGraph:
             raise GraphValidationError(
                 f"node '{node}': {type(action).__name__} is not a function, a graph or a "
                 f"Runnable.")
-        if kwargs.get("defer"):
-            raise GraphValidationError(f"node '{node}': defer=True is not supported by graphrun.")
         if node in self.nodes:
             raise GraphValidationError(f"node '{node}' is already present. Node names are unique.")
         if node in (START, END) or any(c in node for c in "|:"):
@@ -180,7 +178,8 @@ class StateGraph:
             heartbeat_timeout=heartbeat_timeout or _heartbeat_timeout(timeout),
             timeout_policy=_policy(timeout), error_handler=kwargs.get("error_handler"),
             injects=() if is_sub else injected(action),
-            is_async=False if is_sub else _is_async(action), is_subgraph=is_sub)
+            is_async=False if is_sub else _is_async(action), is_subgraph=is_sub,
+            defer=bool(kwargs.get("defer")))
         return self
 
     def set_node_defaults(self, *, retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,

@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from graphrun.channels import (
+    AfterFinish,
     BinaryOperatorAggregate,
     Channel,
     EphemeralValue,
@@ -54,6 +55,7 @@ class NodeSpec:
     injects: tuple[str, ...] = ()  # config / runtime / writer / store, passed by name
     is_async: bool = False
     is_subgraph: bool = False
+    defer: bool = False  # runs only once the run has nothing else to do
     input_schema: Any = None  # what the node reads, if not the state schema
     input_keys: tuple[str, ...] | None = None
 
@@ -196,6 +198,7 @@ class GraphSpec:
     input_keys: tuple[str, ...]
     output_keys: tuple[str, ...]
     types: DeclaredTypes = NO_TYPES  # the classes its data may be decoded into
+    trigger_channels: frozenset[str] = frozenset()  # the channels that start a node
 
     @classmethod
     def build(cls, b: StateGraph, *, name: str, interrupt_before: Sequence[str],
@@ -207,15 +210,18 @@ class GraphSpec:
         channels[TASKS] = Topic(TASKS)
         nodes = {START: NodeSpec(name=START, fn=None), **b.nodes_with_defaults()}
         triggers: dict[str, list[str]] = {START: [START]}
-        for n in b.nodes:
-            channels[f"branch:to:{n}"] = EphemeralValue(f"branch:to:{n}")
-            triggers[n] = [f"branch:to:{n}"]
+        for n, node in b.nodes.items():
+            chan = f"branch:to:{n}"
+            channels[chan] = (AfterFinish(chan, EphemeralValue(chan)) if node.defer
+                              else EphemeralValue(chan))
+            triggers[n] = [chan]
         joins: dict[str, list[str]] = {}
         for starts, end in b.joins:
             if end == END:  # waiting to end is ending: nothing to trigger
                 continue
             chan = f"join:{'+'.join(starts)}:{end}"
-            channels[chan] = NamedBarrierValue(chan, starts)
+            barrier = NamedBarrierValue(chan, starts)
+            channels[chan] = AfterFinish(chan, barrier) if b.nodes[end].defer else barrier
             triggers[end].append(chan)
             for s in starts:
                 joins.setdefault(s, []).append(chan)
@@ -232,7 +238,8 @@ class GraphSpec:
             strict_resume=strict_resume, local_activities=local_activities,
             state_keys=tuple(b.channel_types),
             input_keys=tuple(b.input_keys), output_keys=tuple(b.output_keys),
-            types=declared_types(b.schemas, types))
+            types=declared_types(b.schemas, types),
+            trigger_channels=frozenset(c for ts in triggers.values() for c in ts))
 
     @property
     def is_root(self) -> bool:

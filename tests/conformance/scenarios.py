@@ -999,6 +999,40 @@ async def join_edge(driver: Driver) -> list:
     return [await outcome(g.ainvoke({"path": [], "flag": ""}, cfg)), dict(calls)]
 
 
+@scenario("defer_node")
+async def defer_node(driver: Driver) -> list:
+    """A deferred node waits for every branch, across a pause on the longer one."""
+    api = driver.api
+    calls = counter()
+
+    def mk(name, ask=False):
+        def node(state: RouteState):
+            bump(calls, name)
+            if ask:
+                api.interrupt(f"go on after {name}?")
+            return {"path": [name]}
+
+        return node
+
+    b = api.StateGraph(RouteState)
+    b.add_node("a", mk("a"))
+    b.add_node("b", mk("b"))
+    b.add_node("b2", mk("b2", ask=True))
+    b.add_node("final", mk("final"), defer=True)
+    b.add_edge(api.START, "a")
+    b.add_edge(api.START, "b")
+    b.add_edge("b", "b2")
+    b.add_edge("a", "final")
+    b.add_edge("b2", "final")
+    g = driver.compile(b)
+    cfg = driver.config("defer")
+    t = [await outcome(g.ainvoke({"path": [], "flag": ""}, cfg))]
+    t.append(norm_snapshot(await g.aget_state(cfg)))
+    t.append(await outcome(g.ainvoke(api.Command(resume=True), cfg)))
+    t.append(dict(calls))
+    return t
+
+
 @scenario("add_sequence")
 async def add_sequence(driver: Driver) -> list:
     api = driver.api

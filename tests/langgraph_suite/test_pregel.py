@@ -858,10 +858,6 @@ def test_in_one_fan_out_state_graph_waiting_edge( sync_checkpointer: InMemorySav
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='add_node(..., defer=True) is rejected (GraphValidationError: defer not supported)',
-)
 @pytest.mark.parametrize("use_waiting_edge", (True, False))
 def test_in_one_fan_out_state_graph_defer_node(
     sync_checkpointer: InMemorySaver,
