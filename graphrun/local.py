@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
+import queue
 import random
+import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -164,17 +166,19 @@ class CompiledStateGraph:
             # In-process, the node's own exception propagates, as in LangGraph.
             raise exception if exception is not None else run.failure()
 
-    def _steps(self, run: Run, config: Mapping[str, Any] | None) -> Iterator[list[tuple[str, Any]]]:
+    def _steps(self, run: Run, config: Mapping[str, Any] | None, live: Live | None = None
+               ) -> Iterator[list[tuple[str, Any]]]:
         yield self._drain(run)
         while tasks := run.next_tasks():
+            yield self._drain(run)  # the tasks' start, before what they stream live
             calls = [run.call_for(t) for t in tasks]
             results: list[TaskResult] = []
             if len(calls) == 1:
-                results = [self._execute(calls[0], run, config)]
+                results = [self._execute(calls[0], run, config, live)]
             else:  # a step's nodes run at the same time, each in a thread (LangGraph)
                 with ThreadPoolExecutor(max_workers=len(calls)) as pool:
                     futures = [pool.submit(contextvars.copy_context().run, self._execute, c,
-                                           run, config) for c in calls]
+                                           run, config, live) for c in calls]
                     for future in as_completed(futures):  # chunks as each task finishes
                         results.append(future.result())
                         run.task_finished(results[-1])
@@ -184,12 +188,14 @@ class CompiledStateGraph:
         yield self._drain(run)  # a breakpoint's chunk
         self._after(run)
 
-    async def _asteps(self, run: Run, config: Mapping[str, Any] | None
+    async def _asteps(self, run: Run, config: Mapping[str, Any] | None, live: Live | None = None
                       ) -> AsyncIterator[list[tuple[str, Any]]]:
         yield self._drain(run)
         while tasks := run.next_tasks():
+            yield self._drain(run)  # the tasks' start, before what they stream live
             # The first node to fail cancels its unfinished siblings (LangGraph).
-            pending = {asyncio.ensure_future(self._aexecute(run.call_for(t), run, config))
+            pending = {asyncio.ensure_future(self._aexecute(run.call_for(t), run, config,
+                                                            live))
                        for t in tasks}
             results: list[TaskResult] = []
             while pending:
@@ -213,26 +219,28 @@ class CompiledStateGraph:
         events, run.events = run.events, []
         return events
 
-    def _execute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None) -> TaskResult:
+    def _execute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None,
+                 live: Live | None = None) -> TaskResult:
         policies = self.spec.nodes[call.task.name].retry_policy
         attempt, first = 0, time.time()
         while True:
             attempt += 1
             call = dataclasses.replace(call, attempt=attempt, first_attempt_time=first)
-            result = run_task(self.spec, call, config, resume_map=run.resume_map)
+            result = run_task(self.spec, call, config, resume_map=run.resume_map, live=live)
             delay = _retry_delay(result, policies, attempt)
             if delay is None:
                 return self._handled(call, config, result)
             time.sleep(delay)
 
-    async def _aexecute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None
-                        ) -> TaskResult:
+    async def _aexecute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None,
+                        live: Live | None = None) -> TaskResult:
         policies = self.spec.nodes[call.task.name].retry_policy
         attempt, first = 0, time.time()
         while True:
             attempt += 1
             call = dataclasses.replace(call, attempt=attempt, first_attempt_time=first)
-            result = await arun_task(self.spec, call, config, resume_map=run.resume_map)
+            result = await arun_task(self.spec, call, config, resume_map=run.resume_map,
+                                     live=live)
             delay = _retry_delay(result, policies, attempt)
             if delay is None:
                 return self._handled(call, config, result)
@@ -277,14 +285,14 @@ class CompiledStateGraph:
         (the state after each step); a list of modes yields (mode, chunk) pairs, and
         `subgraphs=True` puts the namespace first (() for this graph's own chunks)."""
         run = self._run(input, config, {**options, "stream_mode": stream_mode})
-        for events in self._steps(run, config):
+        for events in _live_thread(lambda live: self._steps(run, config, live)):
             yield from engine.stream_chunks(events, stream_mode, subgraphs)
 
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
                       stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
                       **options: Any) -> AsyncIterator[Any]:
         run = self._run(input, config, {**options, "stream_mode": stream_mode})
-        async for events in self._asteps(run, config):
+        async for events in _live_task(lambda live: self._asteps(run, config, live)):
             for chunk in engine.stream_chunks(events, stream_mode, subgraphs):
                 yield chunk
 
@@ -323,19 +331,26 @@ class CompiledStateGraph:
             self._after(run)
             return run.values()
 
-        # The subgraph's chunks, under the namespace of the task that ran it.
+        # The subgraph's chunks, under the namespace of the task that ran it; streamed at
+        # once when the caller streams, else handed over with the task's result.
         prefix = tuple(ns.split(NS_SEP))
 
+        def sub_event(e: tuple[Any, ...]) -> None:
+            ctx.sub_event(e if len(e) == 3 else (prefix, *e))
+
+        live = sub_event if ctx.live is not None else None
+
         def forward(events: list[tuple[Any, ...]]) -> None:
-            ctx.sub_events += [e if len(e) == 3 else (prefix, *e) for e in events]
+            for e in events:
+                sub_event(e)
 
         if sync:
-            for events in self._steps(run, config):
+            for events in self._steps(run, config, live):
                 forward(events)
             return finish()
 
         async def go() -> Any:
-            async for events in self._asteps(run, config):
+            async for events in self._asteps(run, config, live):
                 forward(events)
             return finish()
 
@@ -402,6 +417,73 @@ class CompiledStateGraph:
 
     def get_graph(self) -> Any:
         return self.spec
+
+
+Live = Callable[[tuple[Any, ...]], None]  # takes one chunk event as soon as it is made
+_END = object()
+
+
+def _live_thread(steps: Callable[[Live], Iterator[list[tuple[Any, ...]]]]
+                 ) -> Iterator[list[tuple[Any, ...]]]:
+    """stream(): the run goes on in a thread, so what nodes write while they run
+    (custom chunks, chat-model tokens, a subgraph's steps) is yielded at once. The
+    run stops at its next step when the caller stops reading."""
+    q: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def drive() -> None:
+        try:
+            for events in steps(lambda e: q.put([e])):
+                q.put(events)
+                if stop.is_set():
+                    break
+            q.put(_END)
+        except BaseException as exc:  # noqa: BLE001 - handed to the reader
+            q.put((_END, exc))
+
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(drive,),
+                              daemon=True, name="graphrun-stream")
+    thread.start()
+    try:
+        while (item := q.get()) is not _END:
+            if isinstance(item, tuple):
+                raise item[1]
+            yield item
+    finally:
+        stop.set()
+
+
+async def _live_task(steps: Callable[[Live], AsyncIterator[list[tuple[Any, ...]]]]
+                     ) -> AsyncIterator[list[tuple[Any, ...]]]:
+    """astream(): as `_live_thread`, with the run as a task of this event loop."""
+    loop = asyncio.get_running_loop()
+    q: asyncio.Queue[Any] = asyncio.Queue()
+    loop_thread = threading.get_ident()
+
+    def live(e: tuple[Any, ...]) -> None:  # from the loop or from a node's thread
+        if threading.get_ident() == loop_thread:
+            q.put_nowait([e])
+        else:
+            loop.call_soon_threadsafe(q.put_nowait, [e])
+
+    async def drive() -> None:
+        try:
+            async for events in steps(live):
+                q.put_nowait(events)
+            loop.call_soon(q.put_nowait, _END)  # after the chunks still on their way
+        except BaseException as exc:  # noqa: BLE001 - handed to the reader
+            loop.call_soon(q.put_nowait, (_END, exc))
+
+    task = asyncio.ensure_future(drive())
+    try:
+        while (item := await q.get()) is not _END:
+            if isinstance(item, tuple):
+                raise item[1]
+            yield item
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
 
 def _retry_delay(result: TaskResult, policies: Sequence[RetryPolicy], attempt: int

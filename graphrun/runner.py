@@ -56,6 +56,9 @@ class TaskContext:
     pushed: list[Write] = dataclasses.field(default_factory=list)  # push_message's writes
     progress_at: float = 0.0  # when the node last showed progress (idle timeouts)
     node_error: Any = None  # for an error handler: the NodeError it handles
+    # stream(): where chunks written during the node go at once; else they wait in
+    # `custom` and `sub_events` for the task's result.
+    live: Callable[[tuple[Any, ...]], None] | None = None
 
     def take_null_resume(self) -> Any:
         v, self.null_resume = self.null_resume, MISSING
@@ -66,8 +69,18 @@ class TaskContext:
         self.progress_at = time.monotonic()
 
     def write_custom(self, chunk: Any) -> None:
-        self.custom.append(chunk)
+        if self.live is not None:
+            self.live(("custom", chunk))
+        else:
+            self.custom.append(chunk)
         self.progressed()
+
+    def sub_event(self, event: tuple[Any, ...]) -> None:
+        """A chunk of a subgraph this node runs, or of its chat models."""
+        if self.live is not None:
+            self.live(event)
+        else:
+            self.sub_events.append(event)
 
     def runtime(self) -> Runtime[Any]:
         context = coerce_context(self.graph.builder.context_schema, self.call.context)
@@ -200,17 +213,18 @@ def task_config(call: TaskCall, config: Mapping[str, Any] | None) -> dict[str, A
 
 
 def _context(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None,
-             resume_map: Mapping[str, Any]) -> TaskContext:
+             resume_map: Mapping[str, Any], live: Callable[[tuple[Any, ...]], None] | None
+             ) -> TaskContext:
     return TaskContext(graph=graph, call=call, config=task_config(call, config),
                        resume=list(call.resume), null_resume=call.null_resume,
-                       resume_map=resume_map, nested=dict(call.nested))
+                       resume_map=resume_map, nested=dict(call.nested), live=live)
 
 
 def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None = None, *,
-             resume_map: Mapping[str, Any] | None = None, raise_errors: bool = False
-             ) -> TaskResult:
+             resume_map: Mapping[str, Any] | None = None, raise_errors: bool = False,
+             live: Callable[[tuple[Any, ...]], None] | None = None) -> TaskResult:
     """Run a task synchronously; async nodes run on a private event loop."""
-    ctx = _context(graph, call, config, resume_map or {})
+    ctx = _context(graph, call, config, resume_map or {}, live)
     token = _CONTEXT.set(ctx)
     undo = _stream_messages(ctx)
     try:
@@ -231,9 +245,10 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
 
 async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None = None,
                     *, resume_map: Mapping[str, Any] | None = None,
-                    raise_errors: bool = False) -> TaskResult:
+                    raise_errors: bool = False,
+                    live: Callable[[tuple[Any, ...]], None] | None = None) -> TaskResult:
     """Run a task in the running event loop (sync nodes are called directly)."""
-    ctx = _context(graph, call, config, resume_map or {})
+    ctx = _context(graph, call, config, resume_map or {}, live)
     token = _CONTEXT.set(ctx)
     undo = _stream_messages(ctx)
     try:
@@ -470,7 +485,7 @@ def _stream_messages(ctx: TaskContext) -> Callable[[], None]:
     t = ctx.call.task
     metadata = {**ctx.config.get("metadata", {}), "langgraph_checkpoint_ns": t.ns,
                 "checkpoint_ns": t.ns}
-    ctx.messages = StreamMessages(ctx.sub_events.append, metadata, seen=t.input)
+    ctx.messages = StreamMessages(ctx.sub_event, metadata, seen=t.input)
     callbacks = ctx.config.get("callbacks")
     ctx.config["callbacks"] = [*(callbacks if isinstance(callbacks, list) else []),
                                ctx.messages]
@@ -484,7 +499,7 @@ def handle_error(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | N
     """The result of a node's error handler, run in the failed task once its retries are
     used up: what it returns (an update, a Command) replaces the node's output."""
     node = graph.nodes[call.task.name]
-    ctx = _context(graph, call, config, {})
+    ctx = _context(graph, call, config, {}, None)
     ctx.node_error = NodeError(node.name, failed.exception or RuntimeError(
         f"{(failed.error or {}).get('type')}: {(failed.error or {}).get('message')}"))
     token = _CONTEXT.set(ctx)

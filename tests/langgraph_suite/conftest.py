@@ -59,10 +59,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = [i for i in items if not exit_on_temporal(i)]
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        reason = ON_TEMPORAL_DIFFERS.get(getattr(item, "originalname", item.name))
-        if reason and "temporal" in (params.get("sync_checkpointer"),
-                                     params.get("async_checkpointer")):
-            item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
+        name = getattr(item, "originalname", item.name)
+        if "temporal" not in (params.get("sync_checkpointer"), params.get("async_checkpointer")):
+            continue
+        if name in ON_TEMPORAL_DIFFERS:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=ON_TEMPORAL_DIFFERS[name]))
+        elif name in ON_TEMPORAL_RACES:  # may pass or fail by timing: not strict
+            item.add_marker(pytest.mark.xfail(strict=False, reason=ON_TEMPORAL_RACES[name]))
 
 
 # Where the Temporal driver differs from the in-process one, and why.
@@ -73,13 +76,22 @@ ON_TEMPORAL_DIFFERS = {
     "test_pending_writes_resume": (
         "a node's exception reaches a Temporal client as NodeFailedError naming the node "
         "and the error's type (no class is rebuilt from data), not as the ConnectionError"),
-    "test_nested_graph_interrupts_parallel": (
-        "the test relies on timing (outer_1 finishing before the subgraph pauses); on "
-        "Temporal both activities finish within one workflow activation and their chunks "
-        "come in task order, the subgraph's first"),
+    "test_stream_subgraphs_during_execution": (
+        "on Temporal, stream() yields a run's chunks when the run stops or pauses, not "
+        "as the nodes make them (the test times each chunk)"),
     "test_parent_command": (
         "passes durability='exit' to invoke: on Temporal the history keeps every step, so "
         "the final snapshot has a parent_config"),
+}
+
+
+# Tests whose assertions depend on which of two parallel nodes finishes first. In-process
+# the order is steady; on Temporal two activities that finish within one workflow
+# activation are taken in task order, else in completion order.
+ON_TEMPORAL_RACES = {
+    "test_nested_graph_interrupts_parallel": (
+        "expects outer_1's chunk before the subgraph pauses; on Temporal the subgraph's "
+        "activity may be taken first"),
 }
 
 

@@ -1941,14 +1941,6 @@ def test_subgraph_checkpoint_true_interrupt(
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "stream(subgraphs=True) yields a subgraph's chunks only when the subgraph node "
-        "finishes: inner_1's chunk comes with inner_2's (~0.5s), after outer_1's; "
-        "LangGraph streams inner_1's at once, before outer_1's"
-    ),
-)
 def test_stream_subgraphs_during_execution(
     sync_checkpointer: InMemorySaver,
 ) -> None:
@@ -5415,10 +5407,6 @@ def test_get_stream_writer() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stream_mode='custom' chunks from an injected writer are yielded only after the node returns, not as they are written",
-)
 def test_stream_buffering_single_node(sync_checkpointer: InMemorySaver) -> None:
     class State(TypedDict):
         my_key: Annotated[str, operator.add]

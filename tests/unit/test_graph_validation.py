@@ -82,9 +82,9 @@ BAD_GRAPHS: list[tuple[str, Callable[[], Any], list[str]]] = [
     ("node-without-function",
      lambda: StateGraph(State).add_node("a"),
      ["node 'a' has no function"]),
-    ("defer-unsupported",
-     lambda: StateGraph(State).add_node("a", a, defer=True),
-     ["defer=True is not supported"]),
+    ("not-a-node",
+     lambda: StateGraph(State).add_node("a", "a"),  # type: ignore[arg-type]
+     ["node 'a'", "is not a function, a graph or a Runnable"]),
     ("interrupt-before-unknown",
      lambda: _two_nodes().add_edge(START, "a").compile(interrupt_before=["nope"]),
      ["interrupt_before", "unknown node 'nope'", "Known nodes"]),
