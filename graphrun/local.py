@@ -438,7 +438,7 @@ def _live_thread(steps: Callable[[Live], Iterator[list[tuple[Any, ...]]]]
                 if stop.is_set():
                     break
             q.put(_END)
-        except BaseException as exc:
+        except BaseException as exc:  # handed to the reader
             q.put((_END, exc))
 
     thread = threading.Thread(target=contextvars.copy_context().run, args=(drive,),
@@ -471,7 +471,7 @@ async def _live_task(steps: Callable[[Live], AsyncIterator[list[tuple[Any, ...]]
             async for events in steps(live):
                 q.put_nowait(events)
             loop.call_soon(q.put_nowait, _END)  # after the chunks still on their way
-        except BaseException as exc:
+        except BaseException as exc:  # handed to the reader
             loop.call_soon(q.put_nowait, (_END, exc))
 
     task = asyncio.ensure_future(drive())
