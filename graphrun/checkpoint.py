@@ -110,6 +110,8 @@ class Task:
     step: int
     # START's conditional edges see the thread's state with the input applied (LangGraph).
     state: Any = None
+    # A Send's own limits, [run s, idle s, refresh_on], instead of the node's.
+    timeout: list[Any] | None = None
 
 
 @dataclass

@@ -20,6 +20,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from graphrun import serde
 from graphrun.channels import MISSING, Channel
 from graphrun.checkpoint import (
     STATEFUL,
@@ -149,17 +150,18 @@ def prepare_tasks(graph: GraphSpec, ckpt: Checkpoint, channels: Mapping[str, Cha
     tasks: list[Task] = []
 
     def make(name: str, kind: str, key: Any, triggers: tuple[str, ...], arg: Any,
-             state: Any = None) -> Task:
+             state: Any = None, timeout: list[Any] | None = None) -> Task:
         tid = task_id(ckpt.id, parent_ns, step, name, kind, key)
         ns = f"{parent_ns}{NS_SEP}{name}{NS_END}{tid}" if parent_ns else f"{name}{NS_END}{tid}"
         return Task(id=tid, name=name, path=(kind, key), triggers=triggers, input=arg,
-                    ns=ns, step=step, state=state)
+                    ns=ns, step=step, state=state, timeout=timeout)
 
     sends = channels[TASKS].get() if channels[TASKS].is_available() else []
     for i, packet in enumerate(sends):
         if packet.node not in graph.nodes or packet.node == START:
             continue
-        tasks.append(make(packet.node, PUSH, i, (PUSH,), packet.arg))
+        tasks.append(make(packet.node, PUSH, i, (PUSH,), packet.arg, timeout=(
+            serde.timeout_to_json(packet.timeout) if packet.timeout else None)))
     state = None
     for name, triggers in graph.triggers.items():
         seen = ckpt.versions_seen.get(name, {})

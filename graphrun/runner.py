@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from graphrun import serde
 from graphrun.channels import MISSING
 from graphrun.checkpoint import STATEFUL, TaskCall, TaskResult, Write, interrupt_id
 from graphrun.errors import (
@@ -292,9 +293,11 @@ async def _call_async(fn: Callable[..., Awaitable[Any]] | None, ctx: TaskContext
     assert fn is not None
     node = ctx.graph.nodes[ctx.call.task.name]
     call = fn(_node_input(ctx), **ctx.kwargs(node.injects))
-    if node.timeout_policy is None:
+    # A Send's own limits stand instead of the node's (LangGraph).
+    policy = serde.timeout_from_json(ctx.call.task.timeout) or node.timeout_policy
+    if policy is None:
         return await call
-    return await _within(call, node.timeout_policy, node.name, ctx)
+    return await _within(call, policy, node.name, ctx)
 
 
 async def _within(call: Awaitable[Any], policy: TimeoutPolicy, node: str,

@@ -21,7 +21,7 @@ from graphrun.channels import MISSING, Overwrite
 from graphrun.checkpoint import Checkpoint, Task, Thread
 from graphrun.declared import NO_TYPES, DeclaredTypes, is_model, is_namedtuple, type_path
 from graphrun.errors import UndeclaredTypeError
-from graphrun.types import Command, Interrupt, PendingTask, Send, StateUpdate
+from graphrun.types import Command, Interrupt, PendingTask, Send, StateUpdate, TimeoutPolicy
 
 TAG = "__gr"
 MAX_DECODE_DEPTH = 250  # above any input limit and what the SDK decodes; far from the stack limit
@@ -53,7 +53,10 @@ def dumps(v: Any, types: DeclaredTypes | None = None) -> Any:
     if isinstance(v, (set, frozenset)):
         return {TAG: "set", "v": [dumps(x, types) for x in sorted(v, key=repr)]}
     if isinstance(v, Send):
-        return {TAG: "send", "node": v.node, "arg": dumps(v.arg, types)}
+        out = {TAG: "send", "node": v.node, "arg": dumps(v.arg, types)}
+        if v.timeout is not None:
+            out["timeout"] = timeout_to_json(v.timeout)
+        return out
     if isinstance(v, Interrupt):
         return {TAG: "interrupt", **interrupt_to_json(v)}
     if isinstance(v, Command):
@@ -131,7 +134,8 @@ def _loads(v: Any, types: DeclaredTypes, depth: int) -> Any:
     if tag == "set":
         return {_loads(x, types, d) for x in v["v"]}
     if tag == "send":
-        return Send(str(v["node"]), _loads(v["arg"], types, d))
+        return Send(str(v["node"]), _loads(v["arg"], types, d),
+                    timeout=timeout_from_json(v.get("timeout")))
     if tag == "interrupt":
         return _interrupt(v, types, d)
     if tag == "command":
@@ -267,6 +271,19 @@ def snapshot_to_json(s: Any) -> dict[str, Any]:
                    "result": dumps(t.result)} for t in s.tasks],
         "interrupts": [interrupt_to_json(i) for i in s.interrupts],
     }
+
+
+def timeout_to_json(t: TimeoutPolicy) -> list[Any]:
+    """A TimeoutPolicy as [run seconds, idle seconds, refresh_on]."""
+    return [*t.seconds(), t.refresh_on]
+
+
+def timeout_from_json(v: Any) -> TimeoutPolicy | None:
+    if v is None:
+        return None
+    run, idle, refresh_on = v
+    return TimeoutPolicy(run_timeout=run, idle_timeout=idle,
+                         refresh_on="heartbeat" if refresh_on == "heartbeat" else "auto")
 
 
 def snapshot_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> Any:

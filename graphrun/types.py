@@ -38,6 +38,16 @@ class Send:
 
     node: str
     arg: Any
+    # This task's limits instead of the node's (a TimeoutPolicy, or seconds to run).
+    timeout: TimeoutPolicy | None = field(default=None, kw_only=True)
+
+    def __post_init__(self) -> None:
+        t = self.timeout
+        if isinstance(t, (int, float, timedelta)) and not isinstance(t, bool):
+            object.__setattr__(self, "timeout", TimeoutPolicy(run_timeout=t))
+        elif t is not None and not isinstance(t, TimeoutPolicy):
+            raise TypeError(f"Send(timeout=...) takes a TimeoutPolicy or seconds, got "
+                            f"{type(t).__name__}")
 
     def __repr__(self) -> str:
         return f"Send(node={self.node!r}, arg={self.arg!r})"

@@ -544,14 +544,6 @@ async def test_state_graph_add_node_timeout_e2e():
         await graph.ainvoke({"x": 1})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Send has no timeout=: Send('slow', state, timeout=TimeoutPolicy(...)) raises "
-        "TypeError 'unexpected keyword argument'; LangGraph lets a Send override the "
-        "target node's timeout"
-    ),
-)
 @pytest.mark.anyio
 async def test_send_timeout_overrides_target_node_timeout():
     async def slow(state: _TimeoutState) -> _TimeoutState:
