@@ -127,6 +127,7 @@ class TaskCall:
     checkpoint_id: str = ""  # the checkpoint the task runs from
     attempt: int = 1  # which try this is (retries), and when the first one started
     first_attempt_time: float | None = None
+    durability: str | None = None  # the run's; a subgraph the task runs keeps it too
 
 
 @dataclass

@@ -36,7 +36,7 @@ from temporalio.converter import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from graphrun import errors, registry, serde
+from graphrun import errors, registry, serde, state
 from graphrun.declared import DeclaredTypes
 from graphrun.engine import stream_chunks
 from graphrun.payloads import (
@@ -242,6 +242,14 @@ def _names(value: str | Sequence[str] | None) -> list[str] | None:
     return [value] if isinstance(value, str) else list(value)
 
 
+def _subgraph(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A subgraph's address in a config (its checkpoint_ns and checkpoint_map), if any."""
+    c = (config or {}).get("configurable") or {}
+    if not c.get("checkpoint_ns"):
+        return None
+    return {"checkpoint_ns": c["checkpoint_ns"], "checkpoint_map": c.get("checkpoint_map")}
+
+
 def _thread_id(config: Mapping[str, Any] | None) -> str:
     tid = ((config or {}).get("configurable") or {}).get("thread_id")
     if not tid:
@@ -269,6 +277,7 @@ class RemoteGraph:
 
     async def _run(self, input: Any, config: Mapping[str, Any] | None,
                    options: Mapping[str, Any], *, stream: bool = False) -> RunResult:
+        state.root_only(config, "run")
         tid = _thread_id(config)
         configurable = dict((config or {}).get("configurable") or {})
         req = InvokeRequest(input=self._send(input, "the input"),
@@ -405,7 +414,7 @@ class RemoteGraph:
         cid = ((config or {}).get("configurable") or {}).get("checkpoint_id")
         handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(tid))
         try:
-            data = await handle.query("get_state", args=[cid, subgraphs])
+            data = await handle.query("get_state", args=[cid, subgraphs, _subgraph(config)])
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:
                 return StateSnapshot(values={}, next=(), config={"configurable": {
@@ -422,11 +431,13 @@ class RemoteGraph:
         bid = ((before or {}).get("configurable") or {}).get("checkpoint_id")
         handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(tid))
         types = self.types
-        for item in await handle.query("get_state_history", args=[limit, bid]):
+        for item in await handle.query("get_state_history",
+                                       args=[limit, bid, _subgraph(config)]):
             yield serde.snapshot_from_json(item, types)
 
     async def aupdate_state(self, config: Mapping[str, Any], values: Any,
                             as_node: str | None = None) -> dict[str, Any]:
+        state.root_only(config, "update")
         tid = _thread_id(config)
         cid = ((config or {}).get("configurable") or {}).get("checkpoint_id")
         wid = self.gc.workflow_id(tid)

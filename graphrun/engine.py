@@ -550,7 +550,7 @@ class Run:
             null = self.null_resume
         return TaskCall(task=task, resume=resume, null_resume=null, nested=nested,
                         context=self.context, messages="messages" in self.options.stream_modes,
-                        checkpoint_id=self.ckpt.id)
+                        checkpoint_id=self.ckpt.id, durability=self.options.durability)
 
     def _owner_of_null_resume(self) -> str | None:
         # The single pending interrupt's task; else (lenient mode) the first task.

@@ -67,6 +67,16 @@ def _runnable_node(runnable: Any) -> Callable[..., Any]:
     return node
 
 
+def _graph_in_closure(fn: Any) -> Any:
+    """A compiled graph the function refers to (a closure cell or a global), if any."""
+    try:
+        refs = inspect.getclosurevars(fn)
+    except (TypeError, ValueError):
+        return None
+    return next((v for v in (*refs.nonlocals.values(), *refs.globals.values())
+                 if isinstance(v, CompiledStateGraph)), None)
+
+
 def _is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None))  # noqa: B004 - an object with async __call__
@@ -179,7 +189,8 @@ class StateGraph:
             timeout_policy=_policy(timeout), error_handler=kwargs.get("error_handler"),
             injects=() if is_sub else injected(action),
             is_async=False if is_sub else _is_async(action), is_subgraph=is_sub,
-            defer=bool(kwargs.get("defer")))
+            defer=bool(kwargs.get("defer")),
+            calls_graph=None if is_sub else _graph_in_closure(action))
         return self
 
     def set_node_defaults(self, *, retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,

@@ -149,6 +149,7 @@ class CompiledStateGraph:
              options: Mapping[str, Any]) -> Run:
         if isinstance(input, Command) and input.resume is not None and self.checkpointer is None:
             raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
+        state.root_only(config, "run")
         thread = self._thread(config)
         return Run(self.spec, thread, input, clock=_now, options=RunOptions(
             checkpoint=_checkpoint_id(config),
@@ -316,12 +317,13 @@ class CompiledStateGraph:
         resuming = saved is not None and (not stateful or engine.is_paused(self.spec, saved))
         run = Run(self.spec, thread, None if resuming else input, clock=_now,
                   options=RunOptions(
-                      ns=ns, context=ctx.call.context,
+                      ns=ns, context=ctx.call.context, durability=ctx.call.durability,
                       null_resume=ctx.take_null_resume() if resuming else MISSING,
                       resume_map=ctx.resume_map if resuming else None))
 
         def finish() -> Any:
             if run.status == "interrupted":  # an interrupt(), or its own breakpoint
+                run.close()
                 ctx.nested[key] = thread
                 raise GraphInterrupt(run.interrupts)
             if stateful:
@@ -359,11 +361,13 @@ class CompiledStateGraph:
     # -- reading and writing state -----------------------------------------------
     def get_state(self, config: Mapping[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         thread = self._thread(config, required=True)
-        cid = _checkpoint_id(config)
+        # A subgraph's config (checkpoint_ns "node:<task id>") names its own thread.
+        spec, here, ckpt, ns, parents = state.locate(self.spec, thread,
+                                                     config.get("configurable") or {})
         # A checkpoint asked for by id shows as saved; the head also shows what
         # finished tasks already wrote (LangGraph).
-        return state.snapshot(self.spec, thread, thread.get(cid), with_pending=cid is None,
-                              subgraphs=subgraphs)
+        return state.snapshot(spec, here, ckpt, ns, with_pending=_checkpoint_id(config) is None,
+                              subgraphs=subgraphs, thread_id=thread.thread_id, parents=parents)
 
     async def aget_state(self, config: Mapping[str, Any], *, subgraphs: bool = False
                          ) -> StateSnapshot:
@@ -373,14 +377,17 @@ class CompiledStateGraph:
                           before: Mapping[str, Any] | None = None, **_: Any
                           ) -> Iterator[StateSnapshot]:
         """Snapshots newest first."""
-        thread = self._thread(config, required=True)
+        root = self._thread(config, required=True)
+        spec, thread, _, ns, parents = state.locate(
+            self.spec, root, {**(config.get("configurable") or {}), "checkpoint_id": None})
         items = list(reversed(thread.checkpoints))
         if before is not None:
             bid = _checkpoint_id(before)
             ids = [c.id for c in items]
             items = items[ids.index(bid) + 1:] if bid in ids else items
         for c in items[:limit] if limit else items:
-            yield state.snapshot(self.spec, thread, c, with_pending=False)
+            yield state.snapshot(spec, thread, c, ns, with_pending=False,
+                                 thread_id=root.thread_id, parents=parents)
 
     async def aget_state_history(self, config: Mapping[str, Any], **kw: Any
                                  ) -> AsyncIterator[StateSnapshot]:
@@ -390,6 +397,7 @@ class CompiledStateGraph:
     def update_state(self, config: Mapping[str, Any], values: Any, as_node: str | None = None
                      ) -> dict[str, Any]:
         """Write `values` as if `as_node` had returned them; returns the new config."""
+        state.root_only(config, "update")
         thread = self._thread(config, required=True)
         ckpt = state.update_state(self.spec, thread, values, as_node, clock=_now,
                                    checkpoint=_checkpoint_id(config), node_writes=node_writes,
@@ -404,6 +412,7 @@ class CompiledStateGraph:
     def bulk_update_state(self, config: Mapping[str, Any],
                           supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
         """Apply `StateUpdate(values, as_node)`s: each inner list is one step (checkpoint)."""
+        state.root_only(config, "update")
         thread = self._thread(config, required=True)
         ckpt = state.bulk_update_state(self.spec, thread, supersteps, clock=_now,
                                        checkpoint=_checkpoint_id(config),

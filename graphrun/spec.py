@@ -56,6 +56,9 @@ class NodeSpec:
     is_async: bool = False
     is_subgraph: bool = False
     defer: bool = False  # runs only once the run has nothing else to do
+    # The graph a function node calls, found in its closure (LangGraph looks there too),
+    # so get_state() can show that subgraph's state under the task.
+    calls_graph: Any = None
     input_schema: Any = None  # what the node reads, if not the state schema
     input_keys: tuple[str, ...] | None = None
 

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from graphrun.checkpoint import Checkpoint, Task, Thread, Write
+from graphrun.checkpoint import STATEFUL, Checkpoint, Task, Thread, Write
 from graphrun.engine import (
     apply_writes,
     pending_interrupts,
@@ -20,7 +20,17 @@ from graphrun.engine import (
 )
 from graphrun.errors import InvalidUpdateError
 from graphrun.spec import GraphSpec
-from graphrun.types import END, INTERRUPT, PUSH, START, PregelTask, StateSnapshot, TaskError
+from graphrun.types import (
+    END,
+    INTERRUPT,
+    NS_END,
+    NS_SEP,
+    PUSH,
+    START,
+    PregelTask,
+    StateSnapshot,
+    TaskError,
+)
 
 COPY = "__copy__"  # update_state(config, None, as_node=COPY) forks a copy
 INPUT = "__input__"  # update_state(config, values, as_node=INPUT) records an input
@@ -33,15 +43,19 @@ def _pregel_path(path: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
              ns: str = "", *, with_pending: bool = True, subgraphs: bool = False,
-             thread_id: str | None = None) -> StateSnapshot:
+             thread_id: str | None = None, parents: Mapping[str, str] | None = None
+             ) -> StateSnapshot:
     """The StateSnapshot of one checkpoint, as `get_state()` shows it.
 
     History entries (`with_pending=False`) show the checkpoint's own values, as
     LangGraph's do; the head also shows what finished tasks already wrote. A
     subgraph node's task points at the subgraph's state (`{"configurable":
     {"thread_id", "checkpoint_ns"}}`); with `subgraphs=True`, a subgraph paused in
-    the task is shown as its own StateSnapshot.
+    the task is shown as its own StateSnapshot. A subgraph's snapshot names the
+    checkpoints of the graphs around it (`parents`, by namespace; "" is the root) in
+    its metadata and its config's `checkpoint_map`, as LangGraph's do.
     """
+    parents = dict(parents or {})
     tid = thread_id or thread.thread_id
     if ckpt is None:
         return StateSnapshot(values={}, next=(), config={"configurable": {"thread_id": tid}},
@@ -66,10 +80,15 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         pregel_tasks.append(PregelTask(
             id=t.id, name=t.name, path=_pregel_path(t.path), error=error,
             interrupts=tuple(p.interrupts) if p and p.status == "interrupted" else (),
-            state=_subgraph_state(graph, t, p, tid, subgraphs), result=result))
+            state=_subgraph_state(graph, t, p, tid, subgraphs, {**parents, ns: ckpt.id},
+                                  ckpt.subgraphs),
+            result=result))
 
     def config(cid: str | None) -> dict[str, Any]:
-        return {"configurable": {"thread_id": tid, "checkpoint_ns": ns, "checkpoint_id": cid}}
+        c = {"thread_id": tid, "checkpoint_ns": ns, "checkpoint_id": cid}
+        if parents:
+            c["checkpoint_map"] = {**parents, ns: cid}
+        return {"configurable": c}
 
     return StateSnapshot(
         values=graph.present(values_with_pending(graph, channels, ckpt) if with_pending
@@ -77,24 +96,96 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         next=tuple(t.name for t in tasks if not with_pending or not (
             ckpt.pending.get(t.id) and ckpt.pending[t.id].status == "done")),
         config=config(ckpt.id),
-        metadata={"source": ckpt.source, "step": ckpt.step, "parents": {}},
+        metadata={"source": ckpt.source, "step": ckpt.step, "parents": parents},
         created_at=ckpt.created_at,
         parent_config=config(ckpt.parent_id) if ckpt.parent_id else None,
         tasks=tuple(pregel_tasks),
         interrupts=tuple(pending_interrupts(ckpt).values()))
 
 
+def subgraph_spec(graph: GraphSpec, node_name: str) -> GraphSpec | None:
+    """The graph a node runs: a subgraph node's, or one its function calls."""
+    node = graph.nodes.get(node_name)
+    if node is None:
+        return None
+    found: GraphSpec | None = getattr(node.fn if node.is_subgraph else node.calls_graph,
+                                      "spec", None)
+    return found
+
+
+def _nested_thread(ckpt: Checkpoint, task_id: str, node_name: str) -> Thread | None:
+    """The thread of the subgraph a task ran: kept in the task while it is paused, or
+    in the checkpoint for a `checkpointer=True` subgraph."""
+    pending = ckpt.pending.get(task_id)
+    found = next((t for t in (pending.nested.values() if pending else ())
+                  if isinstance(t, Thread)), None)
+    if found is None:
+        found = next((t for k, t in ckpt.subgraphs.items()
+                      if k.startswith(f"{STATEFUL}{node_name}:") and isinstance(t, Thread)),
+                     None)
+    return found
+
+
 def _subgraph_state(graph: GraphSpec, task: Task, pending: Any, thread_id: str,
-                    subgraphs: bool) -> Any:
-    node = graph.nodes.get(task.name)
-    sub = getattr(node.fn, "spec", None) if node is not None and node.is_subgraph else None
+                    subgraphs: bool, parents: Mapping[str, str],
+                    stateful: Mapping[str, Any]) -> Any:
+    sub = subgraph_spec(graph, task.name)
     if sub is None:
         return None
-    saved = next((t for t in (pending.nested.values() if pending else ())
-                  if isinstance(t, Thread)), None)
-    if subgraphs and saved is not None:
-        return snapshot(sub, saved, saved.head, task.ns, subgraphs=True, thread_id=thread_id)
+    found = [(k, t) for k, t in (pending.nested.items() if pending else ())
+             if isinstance(t, Thread)]
+    if not found and subgraphs:  # a checkpointer=True subgraph keeps its own
+        found = [(k, t) for k, t in stateful.items()
+                 if k.startswith(f"{STATEFUL}{task.name}:") and isinstance(t, Thread)]
+    if subgraphs and found:
+        key, saved = found[0]
+        # A checkpointer=True subgraph runs under the node's name, without the task id.
+        ns = task.ns.rsplit(NS_END, 1)[0] if key.startswith(STATEFUL) else task.ns
+        return snapshot(sub, saved, saved.head, ns, subgraphs=True, thread_id=thread_id,
+                        parents=parents)
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": task.ns}}
+
+
+def root_only(config: Mapping[str, Any] | None, what: str) -> None:
+    """A subgraph's own checkpoint can be read (get_state, history), not run from or
+    updated: say so, rather than fail to find its id among the root's checkpoints."""
+    ns = ((config or {}).get("configurable") or {}).get("checkpoint_ns")
+    if ns:
+        raise InvalidUpdateError(
+            f"cannot {what} from a subgraph's own checkpoint (checkpoint_ns {ns!r}); "
+            f"graphrun runs and updates a thread from its root checkpoints. Pass the "
+            f"parent's config (checkpoint_ns '').")
+
+
+def locate(graph: GraphSpec, thread: Thread, configurable: Mapping[str, Any]
+           ) -> tuple[GraphSpec, Thread, Checkpoint | None, str, dict[str, str]]:
+    """What a config names: the graph, thread and checkpoint at its `checkpoint_ns` (a
+    subgraph's, "node:<task id>|..."), with the checkpoints of the graphs around it.
+
+    `checkpoint_map` picks the checkpoint at each level; else the head, and for the
+    last level `checkpoint_id`.
+    """
+    ns = configurable.get("checkpoint_ns") or ""
+    cmap = configurable.get("checkpoint_map") or {}
+    cid = configurable.get("checkpoint_id")
+    if not ns:
+        return graph, thread, thread.get(cid), "", {}
+    parents: dict[str, str] = {}
+    here, spec, current_ns = thread, graph, ""
+    for part in ns.split(NS_SEP):
+        ckpt = here.get(cmap.get(current_ns))
+        name, _, task_id = part.partition(NS_END)
+        sub = subgraph_spec(spec, name)
+        nested = _nested_thread(ckpt, task_id, name) if ckpt is not None else None
+        if sub is None or ckpt is None or nested is None:
+            raise InvalidUpdateError(
+                f"thread '{thread.thread_id}' has no subgraph at checkpoint_ns {ns!r}: it "
+                f"is gone once the subgraph finished (unless compiled with "
+                f"checkpointer=True).")
+        parents[current_ns] = ckpt.id
+        current_ns = part if not current_ns else f"{current_ns}{NS_SEP}{part}"
+        here, spec = nested, sub
+    return spec, here, here.get(cmap.get(ns, cid)), ns, parents
 
 
 def update_state(graph: GraphSpec, thread: Thread, values: Any, as_node: str | None, *,

@@ -473,23 +473,29 @@ class GraphWorkflow:
         self._publish_details()
 
     @workflow.query
-    def get_state(self, checkpoint_id: str | None = None, subgraphs: bool = False
-                  ) -> dict[str, Any]:
-        snap = state.snapshot(self._spec, self._thread, self._thread.get(checkpoint_id),
-                              with_pending=checkpoint_id is None,
-                              subgraphs=subgraphs)
+    def get_state(self, checkpoint_id: str | None = None, subgraphs: bool = False,
+                  subgraph: dict[str, Any] | None = None) -> dict[str, Any]:
+        """`subgraph`: a subgraph's checkpoint_ns (and checkpoint_map) to read instead."""
+        spec, thread, ckpt, ns, parents = state.locate(
+            self._spec, self._thread, {**(subgraph or {}), "checkpoint_id": checkpoint_id})
+        snap = state.snapshot(spec, thread, ckpt, ns, with_pending=checkpoint_id is None,
+                              subgraphs=subgraphs, thread_id=self._thread.thread_id,
+                              parents=parents)
         return {**serde.snapshot_to_json(snap), "status": self._status,
                 "refused": list(self._rejected)}
 
     @workflow.query
-    def get_state_history(self, limit: int | None = None, before: str | None = None
-                          ) -> list[dict[str, Any]]:
-        items = list(reversed(self._thread.checkpoints))
+    def get_state_history(self, limit: int | None = None, before: str | None = None,
+                          subgraph: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        spec, thread, _, ns, parents = state.locate(self._spec, self._thread,
+                                                    {**(subgraph or {}), "checkpoint_id": None})
+        items = list(reversed(thread.checkpoints))
         if before is not None:
             ids = [c.id for c in items]
             items = items[ids.index(before) + 1:] if before in ids else []
-        return [serde.snapshot_to_json(state.snapshot(self._spec, self._thread, c,
-                                                       with_pending=False))
+        return [serde.snapshot_to_json(state.snapshot(
+                    spec, thread, c, ns, with_pending=False,
+                    thread_id=self._thread.thread_id, parents=parents))
                 for c in (items[:limit] if limit else items)]
 
     @workflow.query

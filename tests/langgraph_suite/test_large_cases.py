@@ -4452,14 +4452,6 @@ def test_send_dedupe_on_resume(
         assert history[1] == expected_history[2]._replace(parent_config=None)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "get_state(config, subgraphs=True): the subgraph task's StateSnapshot config has "
-        "no 'checkpoint_map', its metadata has parents {} instead of {'': <parent "
-        "checkpoint id>}, and parent_config is set where LangGraph has None"
-    ),
-)
 def test_nested_graph_state(sync_checkpointer: BaseCheckpointSaver) -> None:
     class InnerState(TypedDict):
         my_key: str
@@ -4735,10 +4727,10 @@ def test_nested_graph_state(sync_checkpointer: BaseCheckpointSaver) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "stream(subgraphs=True) also yields an {'__interrupt__': ()} chunk in the "
-        "namespace of each subgraph the static interrupt_before pauses (('child:<id>', "
-        "'child_1:<id>') and ('child:<id>',)); LangGraph yields only the root ((), "
-        "{'__interrupt__': ()})"
+        "get_state_history() of a subgraph that has finished: graphrun keeps a (non- "
+        "checkpointer=True) subgraph's thread only while it is paused, so the finished "
+        "child's history is gone (InvalidUpdateError); LangGraph keeps every subgraph "
+        "checkpoint"
     ),
 )
 def test_doubly_nested_graph_state(
@@ -5211,10 +5203,10 @@ def test_doubly_nested_graph_state(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "after update_state(outer_state.tasks[1].state, ...) on one of two Send subgraph "
-        "tasks paused by interrupt_before=['generate'], stream(None) pauses both again "
-        "({'__interrupt__': ()} twice); LangGraph resumes them and yields their "
-        "generate_joke updates"
+        "update_state(outer_state.tasks[1].state, ...) on a Send subgraph task: running "
+        "or updating from a subgraph's own checkpoint config (checkpoint_ns "
+        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
+        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
     ),
 )
 def test_send_to_nested_graphs(sync_checkpointer: BaseCheckpointSaver) -> None:
@@ -5893,10 +5885,10 @@ def test_send_react_interrupt_control(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "stream(subgraphs=True) also yields an {'__interrupt__': ()} chunk in the "
-        "namespace of each subgraph the static interrupt_before pauses "
-        "(('weather_graph:<id>',)); LangGraph yields only the root ((), {'__interrupt__':"
-        " ()})"
+        "update_state(subgraph_config, ...): running or updating from a subgraph's own "
+        "checkpoint config (checkpoint_ns '<node>:<id>') is refused with "
+        "InvalidUpdateError; graphrun runs and updates a thread from its root checkpoints "
+        "(LangGraph replays or forks the subgraph there)"
     ),
 )
 def test_weather_subgraph(

@@ -1874,14 +1874,6 @@ def test_subgraph_checkpoint_true(
         assert len(checkpoints) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "get_state(config, subgraphs=True).tasks[0].state is None for a node that calls "
-        "subgraph.invoke() (compiled with checkpointer=True) and is paused by its "
-        "interrupt(); LangGraph gives the subgraph's StateSnapshot ({'bar': 'hi! foo'})"
-    ),
-)
 def test_subgraph_checkpoint_true_interrupt(
     sync_checkpointer: InMemorySaver, durability: str
 ) -> None:

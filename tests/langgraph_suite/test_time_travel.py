@@ -1303,10 +1303,9 @@ def test_subgraph_replay_loads_accumulated_state_then_resume(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "update_state(sub_config, ...) with a subgraph's own checkpoint config "
-        "(checkpoint_ns 'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has "
-        "no checkpoint ...\": graphrun looks the id up among the root thread's "
-        "checkpoints; LangGraph forks that subgraph checkpoint"
+        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
+        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
+        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
     ),
 )
 def test_subgraph_interrupt_full_flow(
@@ -1492,10 +1491,9 @@ def test_subgraph_interrupt_full_flow_no_sub_checkpointer(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "invoke(None, sub_config) with a subgraph's own checkpoint config (checkpoint_ns "
-        "'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has no checkpoint "
-        "...\": graphrun looks the id up among the root thread's checkpoints; LangGraph "
-        "replays from that subgraph checkpoint"
+        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
+        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
+        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
     ),
 )
 def test_subgraph_replay_from_subgraph_checkpoint(
@@ -1583,10 +1581,9 @@ def test_subgraph_replay_from_subgraph_checkpoint(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "invoke(None, sub_config_at_first) with a subgraph's own checkpoint config "
-        "(checkpoint_ns 'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has "
-        "no checkpoint ...\": graphrun looks the id up among the root thread's "
-        "checkpoints; LangGraph replays from that subgraph checkpoint"
+        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
+        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
+        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
     ),
 )
 def test_subgraph_time_travel_to_first_interrupt(
@@ -1680,10 +1677,9 @@ def test_subgraph_time_travel_to_first_interrupt(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "invoke(None, sub_config) with a subgraph's own checkpoint config (checkpoint_ns "
-        "'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has no checkpoint "
-        "...\": graphrun looks the id up among the root thread's checkpoints; LangGraph "
-        "replays from that subgraph checkpoint"
+        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
+        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
+        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
     ),
 )
 def test_subgraph_time_travel_to_second_interrupt(
@@ -1775,10 +1771,9 @@ def test_subgraph_time_travel_to_second_interrupt(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "invoke(None, sub_config_at_first) with a subgraph's own checkpoint config "
-        "(checkpoint_ns 'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has "
-        "no checkpoint ...\": graphrun looks the id up among the root thread's "
-        "checkpoints; LangGraph replays from that subgraph checkpoint"
+        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
+        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
+        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
     ),
 )
 def test_subgraph_time_travel_resume_from_first_interrupt(
@@ -1906,10 +1901,9 @@ def test_subgraph_time_travel_resume_from_first_interrupt(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "invoke(None, sub_config_at_second) with a subgraph's own checkpoint config "
-        "(checkpoint_ns 'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has "
-        "no checkpoint ...\": graphrun looks the id up among the root thread's "
-        "checkpoints; LangGraph replays from that subgraph checkpoint"
+        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
+        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
+        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
     ),
 )
 def test_subgraph_time_travel_resume_from_second_interrupt(
@@ -2021,10 +2015,9 @@ def test_subgraph_time_travel_resume_from_second_interrupt(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "invoke(None, sub_config) with a subgraph's own checkpoint config (checkpoint_ns "
-        "'subgraph_node:<id>') raises InvalidResumeError \"thread '1' has no checkpoint "
-        "...\": graphrun looks the id up among the root thread's checkpoints; LangGraph "
-        "replays from that subgraph checkpoint"
+        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
+        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
+        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
     ),
 )
 def test_subgraph_time_travel_checkpoint_pattern(
@@ -2192,9 +2185,9 @@ def test_subgraph_time_travel_after_completion(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "get_state(config, subgraphs=True) fills only one level: the middle subgraph's "
-        "StateSnapshot has tasks[0].state as the inner subgraph's config dict, so .config"
-        " raises AttributeError; LangGraph nests the inner StateSnapshot there"
+        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
+        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
+        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
     ),
 )
 def test_3_levels_deep_time_travel_to_first_interrupt(
@@ -2286,9 +2279,9 @@ def test_3_levels_deep_time_travel_to_first_interrupt(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "get_state(config, subgraphs=True) fills only one level: the middle subgraph's "
-        "StateSnapshot has tasks[0].state as the inner subgraph's config dict, so .config"
-        " raises AttributeError; LangGraph nests the inner StateSnapshot there"
+        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
+        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
+        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
     ),
 )
 def test_3_levels_deep_time_travel_to_second_interrupt(
@@ -2382,10 +2375,9 @@ def test_3_levels_deep_time_travel_to_second_interrupt(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "invoke(None, mid_config) with a subgraph's own checkpoint config (checkpoint_ns "
-        "'outer:<id>') raises InvalidResumeError \"thread '1' has no checkpoint ...\": "
-        "graphrun looks the id up among the root thread's checkpoints; LangGraph replays "
-        "from that subgraph checkpoint"
+        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
+        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
+        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
     ),
 )
 def test_3_levels_deep_time_travel_to_middle_subgraph(
@@ -2475,10 +2467,9 @@ def test_3_levels_deep_time_travel_to_middle_subgraph(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "invoke(None, mid_config_at_pre) with a subgraph's own checkpoint config "
-        "(checkpoint_ns 'outer:<id>') raises InvalidResumeError \"thread '1' has no "
-        "checkpoint ...\": graphrun looks the id up among the root thread's checkpoints; "
-        "LangGraph replays from that subgraph checkpoint"
+        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
+        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
+        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
     ),
 )
 def test_3_levels_deep_middle_has_interrupts(

@@ -1,0 +1,62 @@
+"""On Temporal, a subgraph's own config reads its state and history, as in-process."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, TypedDict
+
+import pytest
+
+from graphrun import END, START, InMemorySaver, InvalidUpdateError, StateGraph, registry
+from graphrun.client import GraphClient
+
+
+class S(TypedDict):
+    log: str
+
+
+def _graph() -> Any:
+    inner = StateGraph(S)
+    inner.add_node("i1", lambda s: {"log": s["log"] + " i1"})
+    inner.add_node("i2", lambda s: {"log": s["log"] + " i2"})
+    inner.add_edge(START, "i1")
+    inner.add_edge("i1", "i2")
+    outer = StateGraph(S)
+    outer.add_node("o1", lambda s: {"log": s["log"] + " o1"})
+    outer.add_node("sub", inner.compile(interrupt_before=["i2"]))
+    outer.add_edge(START, "o1")
+    outer.add_edge("o1", "sub")
+    outer.add_edge("sub", END)
+    return outer
+
+
+def _shape(snap: Any) -> Any:
+    cfg = snap.config["configurable"]
+    return (snap.values, snap.next, sorted(cfg), sorted(cfg.get("checkpoint_map") or {}) != [],
+            sorted(snap.metadata["parents"]))
+
+
+async def test_subgraph_config_reads_state_and_history_on_both_drivers(
+        temporal_client: Any, graph_worker: str) -> None:
+    name = f"subcfg-{uuid.uuid4().hex[:8]}"
+    registry.register(name, _graph().compile(name=name))
+    remote = GraphClient(temporal_client, task_queue=graph_worker).graph(name)
+    local = _graph().compile(checkpointer=InMemorySaver())
+    seen = []
+    for g in (local, remote):
+        cfg = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+        await g.ainvoke({"log": "go"}, cfg)
+        outer = await g.aget_state(cfg, subgraphs=True)
+        sub = outer.tasks[0].state
+        assert sub.values == {"log": "go o1 i1"} and sub.next == ("i2",)
+        cmap = sub.config["configurable"]["checkpoint_map"]
+        assert cmap[""] == outer.config["configurable"]["checkpoint_id"]
+        # the task's plain pointer reads the same snapshot
+        plain = (await g.aget_state(cfg)).tasks[0].state
+        assert (await g.aget_state(plain)).values == sub.values
+        history = [s async for s in g.aget_state_history(plain)]
+        assert [h.values for h in history][0] == sub.values
+        with pytest.raises(InvalidUpdateError, match="subgraph's own checkpoint"):
+            await g.aupdate_state(sub.config, {"log": "x"})
+        seen.append((_shape(sub), [h.values for h in history]))
+    assert seen[0] == seen[1]
