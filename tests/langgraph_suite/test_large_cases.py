@@ -8,10 +8,9 @@ JSON schemas) and LangChain tracer assertions (FakeTracer) are dropped from the
 tests that have them; the rest of each test runs. Not ported (see README.md):
 the low-level Pregel test and the prebuilt create_react_agent test.
 
-`ToolNode` (langgraph.prebuilt) and `UntrackedValue` have no graphrun
-equivalent and are imported from LangGraph as the nodes/annotations the tests
-use. `add_messages`/`MessagesState` come from `graphrun.messages` when it
-exists, else from LangGraph (as plain reducer and schema).
+`ToolNode` (langgraph.prebuilt) has no graphrun equivalent and is imported from
+LangGraph, as is LangGraph's own `UntrackedValue` (graphrun takes it as its own).
+`add_messages`/`MessagesState` come from `graphrun.messages`.
 """
 
 import operator
