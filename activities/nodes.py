@@ -26,6 +26,15 @@ def _refuse(what: str, exc: Exception) -> ApplicationError:
     return ApplicationError(f"{what}: {exc}", type=type(exc).__name__, non_retryable=True)
 
 
+async def _liveness(timeout: Any) -> None:
+    if not timeout:
+        return
+    every = max(timeout.total_seconds() / 4, 0.05)
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(every)
+
+
 @activity.defn(name="run_node")
 async def run_node(call: NodeCall) -> NodeResult:
     spec = registry.lookup(call.graph).spec
@@ -50,11 +59,19 @@ async def run_node(call: NodeCall) -> NodeResult:
         loop.call_soon_threadsafe(activity.heartbeat, *details)
 
     HEARTBEAT.set(send)
-    if node.is_async or node.is_subgraph:
-        result = await arun_task(spec, task_call, config, resume_map=resume_map)
-    else:  # a sync node must not block the worker's event loop (heartbeats, other tasks)
-        result = await asyncio.to_thread(run_task, spec, task_call, config,
-                                         resume_map=resume_map)
+    # A node that does not heartbeat itself gets a liveness beat, so the server notices
+    # a dead worker within the heartbeat timeout and runs the node again elsewhere.
+    beat = (asyncio.create_task(_liveness(activity.info().heartbeat_timeout))
+            if node.heartbeat_timeout is None and not activity.info().is_local else None)
+    try:
+        if node.is_async or node.is_subgraph:
+            result = await arun_task(spec, task_call, config, resume_map=resume_map)
+        else:  # a sync node must not block the worker's event loop (heartbeats, others)
+            result = await asyncio.to_thread(run_task, spec, task_call, config,
+                                             resume_map=resume_map)
+    finally:
+        if beat is not None:
+            beat.cancel()
     if result.exception is not None:
         error = result.exception
         policy = matching_policy(node.retry_policy, error)

@@ -44,6 +44,12 @@ with workflow.unsafe.imports_passed_through():
 GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
 GRAPH_NAME = SearchAttributeKey.for_keyword("GraphName")
 DEFAULT_NODE_TIMEOUT = timedelta(minutes=5)
+# A node that does not heartbeat itself is heartbeated by its activity while it runs,
+# so a lost worker is noticed within this time and the node is run again elsewhere.
+LIVENESS_TIMEOUT = timedelta(seconds=20)
+# Attempts Temporal makes when the worker, not the node, fails (lost worker, timeouts):
+# a node's own exceptions follow its RetryPolicy (once, without one), as in LangGraph.
+INFRA_ATTEMPTS = 3
 MAX_REFUSALS_KEPT = 20
 
 
@@ -262,8 +268,7 @@ class GraphWorkflow:
                 res = await workflow.execute_local_activity(
                     "run_node", payload, result_type=NodeResult, **options)
             else:
-                if node.heartbeat_timeout:
-                    options["heartbeat_timeout"] = node.heartbeat_timeout
+                options["heartbeat_timeout"] = node.heartbeat_timeout or LIVENESS_TIMEOUT
                 res = await workflow.execute_activity(
                     "run_node", payload, result_type=NodeResult, **options)
         except ActivityError as exc:
@@ -522,15 +527,21 @@ def _loads(data: Any, spec: GraphSpec, decode: Any = serde.loads) -> Any:
 
 
 def _retry_policy(node: NodeSpec) -> TemporalRetryPolicy:
-    if not node.retry_policy:  # LangGraph runs a node without a retry policy once
-        return TemporalRetryPolicy(maximum_attempts=1)
+    """Temporal retries what the worker lost (timeouts, a dead worker); the activity marks
+    a node's own exception non-retryable once its RetryPolicy is used up, so a node
+    without one runs once when it raises, as in LangGraph."""
+    if not node.retry_policy:
+        return TemporalRetryPolicy(initial_interval=timedelta(seconds=1),
+                                   maximum_interval=timedelta(seconds=30),
+                                   maximum_attempts=INFRA_ATTEMPTS)
     # Temporal keeps one schedule: the first policy's. The activity stops retrying an
     # error once the policy that matches it has used its own attempts.
     p = node.retry_policy[0]
     return TemporalRetryPolicy(initial_interval=timedelta(seconds=p.initial_interval),
                                backoff_coefficient=p.backoff_factor,
                                maximum_interval=timedelta(seconds=p.max_interval),
-                               maximum_attempts=max(q.max_attempts for q in node.retry_policy))
+                               maximum_attempts=max(INFRA_ATTEMPTS,
+                                                    *(q.max_attempts for q in node.retry_policy)))
 
 
 def _json(v: Any) -> str:

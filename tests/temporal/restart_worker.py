@@ -1,4 +1,5 @@
-"""A worker process for the restart test: serves `journal`, whose nodes log to a file.
+"""A worker process for the restart tests: serves `journal` and `crashy`, whose nodes
+log to a file.
 
     python -m tests.temporal.restart_worker ADDRESS TASK_QUEUE JOURNAL_PATH
 """
@@ -8,11 +9,13 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
+from datetime import timedelta
 from typing import TypedDict
 
 from temporalio.client import Client
 
-from graphrun import START, StateGraph, interrupt
+from graphrun import START, StateGraph, heartbeat, interrupt
 from graphrun.client import data_converter
 from graphrun.worker import create_worker
 
@@ -47,9 +50,36 @@ graph = (StateGraph(State).add_sequence([prepare, approve, finish])
          .add_edge(START, "prepare").compile(name="journal"))
 
 
+# crashy: first -> slow (4 s, heartbeating, no RetryPolicy) -> last
+def first(state: State) -> dict:
+    _log("first")
+    return {"status": "first"}
+
+
+def slow(state: State) -> dict:
+    _log("slow-start")
+    for _ in range(40):
+        time.sleep(0.1)
+        heartbeat()
+    _log("slow-end")
+    return {"status": "slow"}
+
+
+def last(state: State) -> dict:
+    _log("last")
+    return {"status": f"done after {state['status']}"}
+
+
+crashy = (StateGraph(State).add_node(first)
+          .add_node("slow", slow, heartbeat_timeout=timedelta(seconds=1))
+          .add_node(last).add_edge(START, "first").add_edge("first", "slow")
+          .add_edge("slow", "last").compile(name="crashy"))
+
+
 async def main(address: str, task_queue: str) -> None:
     client = await Client.connect(address, data_converter=data_converter)
-    async with create_worker(client, {"journal": graph}, task_queue=task_queue):
+    async with create_worker(client, {"journal": graph, "crashy": crashy},
+                             task_queue=task_queue):
         print("ready", flush=True)
         await asyncio.Event().wait()
 

@@ -55,7 +55,7 @@ async def test_subgraph_config_reads_state_and_history_on_both_drivers(
         plain = (await g.aget_state(cfg)).tasks[0].state
         assert (await g.aget_state(plain)).values == sub.values
         history = [s async for s in g.aget_state_history(plain)]
-        assert [h.values for h in history][0] == sub.values
+        assert history[0].values == sub.values
         with pytest.raises(InvalidUpdateError, match="subgraph's own checkpoint"):
             await g.aupdate_state(sub.config, {"log": "x"})
         seen.append((_shape(sub), [h.values for h in history]))
