@@ -314,6 +314,11 @@ class InputLimits:
 
     max_bytes: int = 1_000_000
     max_depth: int = 64
+    # What the workflow sends in one payload (a node's input, a run's result, the thread
+    # carried over by continue-as-new). Temporal refuses more than 2 MiB; past this, the
+    # node or the result fails cleanly instead. None: no check (external payload storage
+    # takes large payloads out of history).
+    max_payload_bytes: int | None = 2_000_000
 
     def check(self, data: Any, what: str) -> None:
         from graphrun.errors import InputLimitError

@@ -123,22 +123,35 @@ class GraphWorkflow:
                 result = await self._process(item)
             finally:
                 self._busy = False
-            self._results[item.number] = result
+            self._results[item.number] = self._result(result)
             self._track_deadlines()
             if not self._inbox and self._history_is_long():
                 await workflow.wait_condition(
                     lambda: bool(self._inbox) or workflow.all_handlers_finished())
-                if not self._inbox:
-                    workflow.continue_as_new(StartRequest(
-                        graph=req.graph, thread_id=req.thread_id,
-                        thread=serde.thread_to_json(self._thread), max_history=req.max_history,
-                        history_event_limit=req.history_event_limit,
-                        search_attributes=req.search_attributes,
-                        deadlines=dict(self._deadlines)))
+                carried = StartRequest(
+                    graph=req.graph, thread_id=req.thread_id,
+                    thread=serde.thread_to_json(self._thread), max_history=req.max_history,
+                    history_event_limit=req.history_event_limit,
+                    search_attributes=req.search_attributes, deadlines=dict(self._deadlines))
+                if not self._inbox and self._oversized(carried, "the thread") is None:
+                    workflow.continue_as_new(carried)
+                # A thread too large to carry over stays in this run (its history grows).
         values = engine.values_with_pending(
             self._spec, engine.restore_channels(self._spec, self._thread.head), None)
-        return ThreadResult(graph=req.graph, thread=serde.thread_to_json(self._thread),
-                            values=serde.dumps(values))
+        final = ThreadResult(graph=req.graph, thread=serde.thread_to_json(self._thread),
+                             values=serde.dumps(values))
+        # Never a completion Temporal refuses: drop what is too large to send, the values
+        # first, then the checkpoints before the last.
+        if self._oversized(final, "the thread's result") is not None:
+            final = ThreadResult(graph=req.graph, thread=final.thread)
+        if self._oversized(final, "the thread's result") is not None and self._thread.head:
+            last = engine.Thread(self._thread.thread_id, [self._thread.head],
+                                 seq=self._thread.seq)
+            final = ThreadResult(graph=req.graph, thread=serde.thread_to_json(last))
+        if self._oversized(final, "the thread's result") is not None:
+            final = ThreadResult(graph=req.graph, thread=serde.thread_to_json(
+                engine.Thread(self._thread.thread_id, seq=self._thread.seq)))
+        return final
 
     # -- interrupt deadlines -----------------------------------------------------------
     def _track_deadlines(self) -> None:
@@ -258,6 +271,9 @@ class GraphWorkflow:
             config=serde.dumps({k: v for k, v in item.config.items() if k == "configurable"}),
             context=serde.dumps(call.context), stream=item.stream, messages=call.messages,
             checkpoint_id=call.checkpoint_id)
+        if (too_big := self._oversized(payload, f"node '{task.name}' input")) is not None:
+            return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
+                                     error={"type": "PayloadTooLargeError", "message": too_big})
         options: dict[str, Any] = {
             "start_to_close_timeout": node.timeout or DEFAULT_NODE_TIMEOUT,
             "retry_policy": _retry_policy(node),
@@ -289,6 +305,30 @@ class GraphWorkflow:
 
     def _now(self) -> str:
         return workflow.now().isoformat()
+
+    def _oversized(self, value: Any, what: str) -> str | None:
+        """Why `value` cannot go out in one payload, or None. Temporal refuses a command
+        that carries more than its limit, and would fail the workflow task again and
+        again: graphrun fails the node or the result instead, keeping the thread."""
+        limit = registry.limits(self._req.graph).max_payload_bytes
+        if not limit:
+            return None
+        size = workflow.payload_converter().to_payloads([value])[0].ByteSize()
+        if size <= limit:
+            return None
+        return (f"{what} is {size:,} bytes, over the {limit:,} a Temporal payload may "
+                f"carry. Turn on external payload storage (README: Large state) or keep "
+                f"large data out of the state (store it elsewhere, keep a reference); then "
+                f"update_state or invoke(None) to go on from the last checkpoint.")
+
+    def _result(self, result: RunResult) -> RunResult:
+        """The run's answer, without the values if they are too large to send back."""
+        too_big = self._oversized(result, "the run's result (its state)")
+        if too_big is None:
+            return result
+        return RunResult(status=result.status, values=None, interrupts=result.interrupts,
+                         error=result.error or {"type": "PayloadTooLargeError",
+                                                "message": too_big})
 
     # -- status for people ----------------------------------------------------------
     def _set_status(self, status: str) -> None:
