@@ -47,6 +47,7 @@ from graphrun.payloads import (
     ThreadResult,
 )
 from graphrun.serde import InputLimits
+from graphrun.storage import StorageLike, storage_from
 from graphrun.types import INTERRUPT, Command, StateSnapshot
 
 
@@ -60,10 +61,14 @@ class GraphDataConverter(DataConverter):
     ``encryption=None`` gives the plain converter. With a codec, failure messages and
     stack traces are encrypted as well (temporalio's encoded failure attributes). See
     `graphrun.codec`.
+
+    ``external_storage=`` a directory, a StorageDriver (S3, ...) or an ExternalStorage
+    puts large payloads in a blob store and references in history (`graphrun.storage`).
+    With both, payloads are encrypted first, then stored.
     """
 
-    def __call__(self, *, encryption: Mapping[str, bytes] | str | PayloadCodec | None = None
-                 ) -> GraphDataConverter:
+    def __call__(self, *, encryption: Mapping[str, bytes] | str | PayloadCodec | None = None,
+                 external_storage: StorageLike | None = None) -> GraphDataConverter:
         from graphrun.codec import codec_from
 
         codec = None if encryption is None else codec_from(encryption)
@@ -71,7 +76,9 @@ class GraphDataConverter(DataConverter):
         # encoded attributes too: a node's error text may quote the state.
         failures = (DefaultFailureConverter if codec is None
                     else DefaultFailureConverterWithEncodedAttributes)
-        return dataclasses.replace(self, payload_codec=codec, failure_converter_class=failures)
+        storage = None if external_storage is None else storage_from(external_storage)
+        return dataclasses.replace(self, payload_codec=codec, failure_converter_class=failures,
+                                   external_storage=storage)
 
     @property
     def encrypted(self) -> bool:
@@ -93,12 +100,14 @@ def graphrun_converter(converter: DataConverter) -> GraphDataConverter:
     """`converter` as graphrun needs it: graphrun's payload converter, its codec kept.
 
     A graphrun converter (encrypting or not) is returned as it is. Any other converter
-    is replaced by graphrun's; a payload codec it had is kept, so a client that
-    encrypts never starts writing plaintext because graphrun replaced its converter.
+    is replaced by graphrun's; a payload codec and external storage it had are kept, so
+    a client that encrypts never starts writing plaintext, nor one that offloads large
+    payloads starts writing them inline, because graphrun replaced its converter.
     """
     if isinstance(converter, GraphDataConverter):
         return converter
-    return data_converter(encryption=converter.payload_codec)
+    return data_converter(encryption=converter.payload_codec,
+                          external_storage=converter.external_storage)
 
 
 def with_data_converter(client: Client) -> Client:
@@ -179,6 +188,7 @@ class GraphClient:
                       tls: bool | Any = False, api_key: str | None = None,
                       max_history: int = 100, history_event_limit: int = 10_000,
                       encryption: Mapping[str, bytes] | str | PayloadCodec | None = None,
+                      external_storage: StorageLike | None = None,
                       search_attributes: bool = True, types: Iterable[type] = (),
                       limits: InputLimits | None = None,
                       **connect_options: Any) -> GraphClient:
@@ -194,11 +204,18 @@ class GraphClient:
                 ``GRAPHRUN_ENCRYPTION_KEYS``-style string, or a PayloadCodec. None
                 (the default) sends plain JSON; the environment is not read here, use
                 ``graphrun.codec.keys_from_env()`` for that. Workers need the same keys.
+            external_storage: payloads of 256 KiB or more go to a blob store and history
+                keeps references, so a large state never meets Temporal's 2 MB payload
+                limit: a directory (`graphrun.storage.LocalDirectoryDriver`), any
+                StorageDriver (e.g. the SDK's S3StorageDriver), or an ExternalStorage
+                (its own threshold). Workers need the same drivers. None: all inline.
         """
         client = await Client.connect(
             target or os.environ.get("TEMPORAL_ADDRESS", "localhost:7233"),
             namespace=namespace or os.environ.get("TEMPORAL_NAMESPACE", "default"),
-            data_converter=data_converter(encryption=encryption), tls=tls or bool(api_key),
+            data_converter=data_converter(encryption=encryption,
+                                          external_storage=external_storage),
+            tls=tls or bool(api_key),
             api_key=api_key, **connect_options)
         return cls(client, task_queue=task_queue, id_prefix=id_prefix, max_history=max_history,
                    history_event_limit=history_event_limit,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +29,15 @@ def _register(graphs: Mapping[str, Any], limits: InputLimits | None = None) -> N
         registry.register(name, graph, limits)
 
 
+def _payload_limits(limits: InputLimits | None, converter: DataConverter) -> InputLimits:
+    """With external storage a large payload leaves history as a reference, so the
+    workflow need not refuse it; without, Temporal's 2 MB limit stands."""
+    limits = limits or InputLimits()
+    if converter.external_storage is None:
+        return limits
+    return dataclasses.replace(limits, max_payload_bytes=None)
+
+
 def _runner() -> SandboxedWorkflowRunner:
     # The workflow only runs graphrun's pure engine and the graphs' reducers; passing
     # modules through lets reducers and state classes from user modules be used as is.
@@ -41,19 +51,24 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
 
     Args:
         client: any temporalio Client; its data converter is replaced by graphrun's,
-            keeping its payload codec. To encrypt, connect with
+            keeping its payload codec and external storage. To encrypt, connect with
             ``data_converter=graphrun.client.data_converter(encryption=keys)``
-            (or use ``GraphClient.connect(..., encryption=keys).client``).
+            (or use ``GraphClient.connect(..., encryption=keys).client``); to keep large
+            payloads out of history, ``data_converter(external_storage=driver)`` or
+            ``GraphClient.connect(..., external_storage=driver).client``.
         graphs: registered name -> compiled graph. Threads find their graph by this
             name, so keep it stable across deploys.
         task_queue: the queue GraphClient starts threads on.
         limits: the largest input, answer or update a thread takes (`InputLimits`;
             default 1 MB of JSON, 64 levels deep). Larger ones are refused before
             they are kept: an update by its validator, a signal as a refused resume.
+            With external storage on the client, ``max_payload_bytes`` is off: large
+            payloads then leave history as references.
         **worker_options: passed to temporalio's Worker (e.g. max_cached_workflows).
     """
-    _register(graphs, limits)
-    return Worker(with_data_converter(client), task_queue=task_queue,
+    client = with_data_converter(client)
+    _register(graphs, _payload_limits(limits, client.data_converter))
+    return Worker(client, task_queue=task_queue,
                   workflows=[GraphWorkflow], activities=[run_node, route_update],
                   workflow_runner=_runner(), **worker_options)
 
@@ -64,13 +79,14 @@ def create_replayer(graphs: Mapping[str, Any], *, data_converter: DataConverter 
 
     Args:
         graphs: registered name -> compiled graph, as for `create_worker`.
-        data_converter: to replay encrypted histories, the worker's converter, e.g.
-            ``graphrun.client.data_converter(encryption=keys)``; its payload converter
-            is replaced by graphrun's and its codec kept. Default: graphrun's plain one.
+        data_converter: to replay encrypted histories, or ones with externally stored
+            payloads, the worker's converter, e.g. ``graphrun.client.data_converter(
+            encryption=keys, external_storage=driver)``; its payload converter is
+            replaced by graphrun's, its codec and storage kept. Default: the plain one.
         limits: as given to `create_worker` (they decide which signals are refused).
         **replayer_options: passed to temporalio's Replayer.
     """
-    _register(graphs, limits)
     converter = graphrun_converter(data_converter or _graphrun_data_converter)
+    _register(graphs, _payload_limits(limits, converter))  # decides as the worker did
     return Replayer(workflows=[GraphWorkflow], data_converter=converter,
                     workflow_runner=_runner(), **replayer_options)
