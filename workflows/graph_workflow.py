@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
     from graphrun.channels import MISSING
     from graphrun.details import current_details
     from graphrun.errors import (
+        GraphNotFoundError,
         GraphrunError,
         InvalidResumeError,
         InvalidUpdateError,
@@ -73,7 +74,18 @@ class GraphWorkflow:
     @workflow.init
     def __init__(self, req: StartRequest) -> None:
         self._req = req
-        self._graph = registry.lookup(req.graph)
+        self._missing: GraphNotFoundError | None = None
+        try:
+            self._graph = registry.lookup(req.graph)
+        except GraphNotFoundError as exc:
+            if req.thread or workflow.info().continued_run_id:
+                # A thread with a past waits (its workflow task retries) for a worker
+                # that serves its graph: a rolling deploy may not have reached this one.
+                raise
+            # A new thread of a graph this worker does not serve: refuse its invocation
+            # and end the run at once, so nothing is left waiting (run() fails it).
+            self._missing = exc
+            return
         self._spec: GraphSpec = self._graph.spec
         self._thread = engine.Thread(thread_id=req.thread_id)
         self._status = "done" if req.thread else "running"
@@ -100,6 +112,9 @@ class GraphWorkflow:
     # -- the loop -------------------------------------------------------------------
     @workflow.run
     async def run(self, req: StartRequest) -> ThreadResult:
+        if self._missing is not None:
+            raise ApplicationError(str(self._missing), type="GraphNotFoundError",
+                                   non_retryable=True)
         # Update handlers of the first task run before this line. Started with no seed and
         # no accepted invocation (its first update was refused, even by the SDK's decoder):
         # nothing to keep, so close rather than stay open and empty.
@@ -402,6 +417,8 @@ class GraphWorkflow:
     @invoke.validator
     def _validate_invoke(self, req: InvokeRequest) -> None:
         # Reject bad input before it enters history, when the answer is knowable now.
+        if self._missing is not None:
+            raise self._missing
         try:
             decoded = self._decode_input([req.input, req.context], "the input")
         except (GraphrunError, ValueError):
@@ -494,12 +511,16 @@ class GraphWorkflow:
     @update_state.validator
     def _validate_update_state(self, values: Any, as_node: str | None = None,
                                checkpoint_id: str | None = None) -> None:
+        if self._missing is not None:
+            raise self._missing
         decoded = self._decode_input(values, "update_state values")
         self._decoded[workflow.current_update_info().id] = decoded  # type: ignore[union-attr]
 
     @workflow.signal
     def resume(self, payload: Any) -> None:
         """`{"resume": value}` or `{"resume": {"<interrupt id>": value}}`, from anywhere."""
+        if self._missing is not None:
+            return  # the run is ending: its graph is not served here
         if not isinstance(payload, dict) or "resume" not in payload:
             self._record_refusal(f"resume signal needs {{\"resume\": <value>}}, got "
                                 f"{payload!r:.200}")
