@@ -20,6 +20,11 @@ payload encryption for every command that connects (dev, worker, invoke, resume,
 state, history, threads) and gives codec-server its keys: the newest key
 encrypts, every listed key decrypts (see graphrun.codec).
 
+GRAPHRUN_PAYLOAD_DIR=/path keeps payloads of 256 KiB or more (a large state) in
+files under that directory and references in history (see graphrun.storage), for
+every command that connects; commands need it when the workers use it. `graphrun
+dev` keeps them in <state dir>/payloads unless told otherwise.
+
 Errors print one line starting with ``error:`` on stderr. Exit codes: 0 success,
 1 failure (no server, unknown thread, refused resume, unknown graph, ...),
 2 usage errors (bad flags, bad JSON).
@@ -80,6 +85,9 @@ environment:
                         encrypt payloads (AES-GCM) in every command that connects;
                         the newest key encrypts, every key decrypts. Workers, clients
                         and codec-server need the same keys.
+  GRAPHRUN_PAYLOAD_DIR  keep payloads of 256 KiB or more in files here, history
+                        holding references (external payload storage); workers and
+                        clients need the same directory. `dev` uses one by default.
   GRAPHRUN_CODEC_TOKEN  bearer token codec-server requires (or --token)
 """
 
@@ -129,6 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="graph(s) to serve (repeatable; default: every example graph)")
     dev.add_argument("--state-dir", default=DEFAULT_STATE_DIR,
                      help=f"where the SQLite file lives (default {DEFAULT_STATE_DIR}/)")
+    dev.add_argument("--payload-dir", default=None, metavar="DIR",
+                     help="where payloads of 256 KiB or more are kept, history holding "
+                          "references (env GRAPHRUN_PAYLOAD_DIR, default STATE_DIR/payloads)")
+    dev.add_argument("--no-payload-store", action="store_true",
+                     help="keep every payload in history: a state past Temporal's 2 MB "
+                          "payload limit then fails its node")
     dev.add_argument("--port", type=int, default=7233, help="frontend gRPC port (default 7233)")
     dev.add_argument("--ui-port", type=int, default=8233, help="Web UI port (default 8233)")
     dev.add_argument("--no-ui", action="store_true", help="run headless, without the Web UI")
@@ -224,6 +238,7 @@ class Connection:
     api_key: str | None
     task_queue: str
     encryption: Mapping[str, bytes] | None = dataclasses.field(default=None, repr=False)
+    payload_dir: str | None = None  # external storage for large payloads (graphrun.storage)
 
 
 def _encryption_keys() -> dict[str, bytes] | None:
@@ -248,7 +263,13 @@ def _connection(args: argparse.Namespace) -> Connection:
         tls=tls, api_key=api_key,
         task_queue=getattr(args, "task_queue", None) or os.environ.get("GRAPHRUN_TASK_QUEUE")
         or DEFAULT_TASK_QUEUE,
-        encryption=_encryption_keys())
+        encryption=_encryption_keys(), payload_dir=_payload_dir_env())
+
+
+def _payload_dir_env() -> str | None:
+    from graphrun.storage import PAYLOAD_DIR_ENV
+
+    return os.environ.get(PAYLOAD_DIR_ENV, "").strip() or None
 
 
 # -- Temporal errors --------------------------------------------------------------
@@ -291,7 +312,8 @@ async def _connect(conn: Connection) -> Any:
     try:
         return await GraphClient.connect(conn.address, namespace=conn.namespace,
                                          task_queue=conn.task_queue, tls=conn.tls,
-                                         api_key=conn.api_key, encryption=conn.encryption)
+                                         api_key=conn.api_key, encryption=conn.encryption,
+                                         external_storage=conn.payload_dir)
     except ImportError as exc:  # GRAPHRUN_ENCRYPTION_KEYS set, cryptography missing
         raise CLIError(str(exc)) from exc
     except Exception as exc:  # temporalio raises RuntimeError("Failed client connect: ...")
@@ -541,7 +563,8 @@ async def cmd_worker(args: argparse.Namespace) -> int:
     gc = await _connect(conn)
     _print([f"graphrun worker on {conn.address} (namespace {conn.namespace}, task queue "
             f"{conn.task_queue})", f"serving graphs: {', '.join(sorted(graphs))}",
-            _encryption_line(conn.encryption), "ready; Ctrl-C to stop"])
+            _encryption_line(conn.encryption), _storage_line(conn.payload_dir),
+            "ready; Ctrl-C to stop"])
     await _serve(gc.client, graphs, conn.task_queue, stop)
     _print(["worker stopped"])
     return 0
@@ -554,8 +577,14 @@ def _encryption_line(keys: Mapping[str, bytes] | None) -> str:
     return f"payloads: encrypted with key {ids[0]!r}; decrypts keys {ids}"
 
 
+def _storage_line(payload_dir: str | None) -> str:
+    if not payload_dir:
+        return "large payloads: in history, up to Temporal's 2 MB limit (set GRAPHRUN_PAYLOAD_DIR)"
+    return f"large payloads (256 KiB or more): stored in {payload_dir}"
+
+
 async def cmd_dev(args: argparse.Namespace) -> int:
-    from graphrun.devserver import DevServer
+    from graphrun.devserver import DevServer, default_payload_dir
 
     graphs = load_graphs(args.graph) if args.graph else example_graphs()
     if not graphs:
@@ -570,6 +599,9 @@ async def cmd_dev(args: argparse.Namespace) -> int:
         raise CLIError(f"--state-dir {str(state_dir)!r}: {exc.strerror or exc}") from exc
     db = state_dir.resolve() / DB_FILENAME
     keys = _encryption_keys()
+    # Large states stay out of history by default: on one machine, files are enough.
+    payload_dir = None if args.no_payload_store else str(
+        Path(args.payload_dir or _payload_dir_env() or default_payload_dir(db)).resolve())
     stop = _stop_event()
     server = DevServer(port=args.port, ui=not args.no_ui,
                        ui_port=None if args.no_ui else args.ui_port, db_filename=db,
@@ -582,13 +614,13 @@ async def cmd_dev(args: argparse.Namespace) -> int:
                        f"in use? try --port)") from exc
     try:
         conn = Connection(address=server.address, namespace=namespace, tls=False, api_key=None,
-                          task_queue=task_queue, encryption=keys)
+                          task_queue=task_queue, encryption=keys, payload_dir=payload_dir)
         gc = await _connect(conn)
         lines = [f"Temporal dev server: {server.address} (namespace {namespace})",
                  f"Web UI: {server.ui_url or '(disabled)'}",
                  f"state: {db}",
                  f"worker on task queue {task_queue!r} serving: {', '.join(sorted(graphs))}",
-                 _encryption_line(keys)]
+                 _encryption_line(keys), _storage_line(payload_dir)]
         if args.ui_codec_endpoint:
             lines.append(f"Web UI codec server: {args.ui_codec_endpoint}")
         elif keys and server.ui_url:
@@ -596,6 +628,9 @@ async def cmd_dev(args: argparse.Namespace) -> int:
                          "codec-server` and restart with --ui-codec-endpoint to read them")
         if server.address.rsplit(":", 1)[-1] != "7233":
             lines.append(f"export TEMPORAL_ADDRESS={server.address}")
+        if payload_dir and payload_dir != _payload_dir_env():
+            # Other commands read a large state from the same files.
+            lines.append(f"export GRAPHRUN_PAYLOAD_DIR={payload_dir}")
         lines.append("ready; Ctrl-C to stop")
         _print(lines)
         await _serve(gc.client, graphs, task_queue, stop)
@@ -686,6 +721,12 @@ def _main(argv: Sequence[str] | None) -> int:
             # temporalio's converter met a payload only a codec can read.
             print("error: the thread's payloads are encrypted and GRAPHRUN_ENCRYPTION_KEYS is "
                   "not set; set it to the workers' keys", file=sys.stderr)
+            return 1
+        if "TMPRL1105" in str(exc):
+            # temporalio met a reference to an externally stored payload.
+            print("error: the thread's large payloads are in external storage and "
+                  "GRAPHRUN_PAYLOAD_DIR is not set; set it to the workers' payload directory "
+                  "(`graphrun dev` prints its own)", file=sys.stderr)
             return 1
         if _is_unavailable(exc):
             print(f"error: lost the connection to the Temporal server ({exc}); {_SERVER_HINT}",

@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 import time
 from collections import deque
@@ -36,6 +37,7 @@ __all__ = [
     "SEARCH_ATTRIBUTES",
     "DevServer",
     "default_db_path",
+    "default_payload_dir",
     "start_dev_server",
     "temporal_cli_path",
     "test_server_path",
@@ -402,6 +404,18 @@ async def start_dev_server(
         ui=ui, db_filename=db_filename, port=port, ui_port=ui_port, startup_timeout=startup_timeout
     )
     return await asyncio.to_thread(server.start)
+
+
+def default_payload_dir(db_filename: str | os.PathLike[str] | None) -> Path:
+    """Where a dev server's large payloads are kept (`graphrun.storage`), not created.
+
+    ``payloads/`` beside the SQLite file, so they live and go with the server's state;
+    for an in-memory server, one shared temp directory (files are named by content hash,
+    so sharing is safe).
+    """
+    if db_filename is None:
+        return Path(tempfile.gettempdir()) / "graphrun-payloads"
+    return Path(db_filename).resolve().parent / "payloads"
 
 
 def default_db_path() -> Path:
