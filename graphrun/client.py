@@ -16,6 +16,7 @@ from typing import Any
 from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
+    WorkflowExecution,
     WorkflowExecutionStatus,
     WorkflowUpdateFailedError,
 )
@@ -237,21 +238,61 @@ class GraphClient:
 
     async def list_threads(self, *, status: str | None = None, graph: str | None = None,
                            limit: int = 100) -> list[ThreadInfo]:
-        """Threads by GraphStatus / GraphName (running workflows and finished ones)."""
-        clauses = ["WorkflowType = 'GraphWorkflow'"]
+        """Threads by GraphStatus / GraphName: one row per thread, from its latest run.
+
+        A thread invoked again after it finished (or continued as new) has several
+        workflow runs; only the latest says what the thread is now, so an earlier
+        run is neither listed nor matched by `status`.
+        """
+        base = "WorkflowType = 'GraphWorkflow' AND ExecutionStatus != 'ContinuedAsNew'"
+        clauses = [base]
         if status:
-            clauses.append(f"GraphStatus = '{status}'")
+            clauses.append(f"GraphStatus = {_quote(status)}")
         if graph:
-            clauses.append(f"GraphName = '{graph}'")
-        out: list[ThreadInfo] = []
-        async for wf in self.client.list_workflows(" AND ".join(clauses), limit=limit):
-            sa = wf.typed_search_attributes
-            out.append(ThreadInfo(
-                thread_id=wf.id[len(self.id_prefix):] if wf.id.startswith(self.id_prefix)
-                else wf.id, graph=sa.get(GRAPH_NAME), status=sa.get(GRAPH_STATUS),
-                workflow_status=wf.status.name if wf.status else "UNKNOWN", run_id=wf.run_id))
+            clauses.append(f"GraphName = {_quote(graph)}")
+        filtered = len(clauses) > 1
+        rows: dict[str, WorkflowExecution] = {}  # thread -> its latest run that matches
+        stale: set[str] = set()  # threads whose latest run does not match
+        checked: set[str] = set()
+        async for wf in self.client.list_workflows(" AND ".join(clauses)):
+            # Visibility lists running runs first, then closed ones by close time, newest
+            # first: the first row of a thread is its latest run that matches.
+            rows.setdefault(wf.id, wf)
+            if filtered and len(rows) - len(stale) >= limit:
+                stale |= await self._superseded(base, rows, checked)
+            if len(rows) - len(stale) >= limit:
+                break
+        if filtered:
+            stale |= await self._superseded(base, rows, checked)
+        return [ThreadInfo(
+            thread_id=wid[len(self.id_prefix):] if wid.startswith(self.id_prefix) else wid,
+            graph=wf.typed_search_attributes.get(GRAPH_NAME),
+            status=wf.typed_search_attributes.get(GRAPH_STATUS),
+            workflow_status=wf.status.name if wf.status else "UNKNOWN", run_id=wf.run_id)
+            for wid, wf in rows.items() if wid not in stale][:limit]
+
+    async def _superseded(self, base: str, rows: Mapping[str, WorkflowExecution],
+                          checked: set[str]) -> set[str]:
+        """Threads of `rows` whose listed run is closed and a later run followed it.
+
+        Such a run matched a filter that the thread's latest run may not match.
+        """
+        closed = {wid: wf for wid, wf in rows.items() if wid not in checked
+                  and wf.status != WorkflowExecutionStatus.RUNNING}
+        checked.update(closed)
+        if not closed:
+            return set()
+        ids = ", ".join(_quote(wid) for wid in closed)
+        out = set()
+        async for wf in self.client.list_workflows(f"{base} AND WorkflowId IN ({ids})"):
+            mine = closed[wf.id]
+            if wf.run_id != mine.run_id and wf.start_time > mine.start_time:
+                out.add(wf.id)
         return out
 
+def _quote(value: str) -> str:
+    """A string literal of Temporal's list filter."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 def _names(value: str | Sequence[str] | None) -> list[str] | None:
     if value is None:
