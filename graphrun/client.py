@@ -374,6 +374,8 @@ class RemoteGraph:
                 raise (errors.EmptyInputError if input is None else errors.InvalidResumeError)(
                     f"thread '{tid}' was never started: invoke it with the graph's input "
                     f"first.")
+            if input is None and req.checkpoint_id is None:
+                await self._check_continuable(wid, tid)
             return await self._update_with_start(req, tid, seed,
                                                  WorkflowIDReusePolicy.ALLOW_DUPLICATE)
         except WorkflowUpdateFailedError as exc:
@@ -420,6 +422,25 @@ class RemoteGraph:
             return None
         result: ThreadResult = await handle.result()
         return result.thread
+
+    async def _check_continuable(self, wid: str, tid: str) -> None:
+        """Refuse `invoke(None)` on a finished thread that has nothing left to run.
+
+        Continuing it would start a run only to end it again. It still runs what an
+        `update_state` after the end scheduled, and a checkpoint_id (replay) is not
+        checked here.
+        """
+        snap = await self.gc.client.get_workflow_handle(wid).query(
+            "get_state", args=[None, False, None])
+        if snap.get("next"):
+            return
+        if not ((snap.get("config") or {}).get("configurable") or {}).get("checkpoint_id"):
+            # Its only run was refused before it made a checkpoint.
+            raise errors.EmptyInputError(f"thread '{tid}' was never started: invoke it with "
+                                         f"the graph's input first.")
+        # The engine's words for a stray resume.
+        raise errors.InvalidResumeError(f"thread '{tid}' has nothing to resume: it has "
+                                        f"finished. Invoke it with new input instead.")
 
     @staticmethod
     def raise_failure(result: RunResult) -> None:

@@ -1,4 +1,5 @@
-"""A thread with several workflow runs: listed once, by its latest run."""
+"""A thread with several workflow runs: listed once, by its latest run; and `invoke(None)`
+on a finished thread is refused without starting another run."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ import asyncio
 import uuid
 from typing import Any, TypedDict
 
-from graphrun import END, START, Command, StateGraph, interrupt, registry
+import pytest
+
+from graphrun import END, START, Command, InMemorySaver, StateGraph, interrupt, registry
 from graphrun.client import GraphClient, ThreadInfo
+from graphrun.errors import InvalidResumeError
 
 
 class State(TypedDict, total=False):
@@ -72,3 +76,37 @@ async def test_a_thread_invoked_again_is_listed_once_by_its_latest_run(
     assert row.workflow_status == "COMPLETED" and row.run_id != first.run_id
     assert len(await gc.list_threads(graph=remote.name, limit=1)) == 1
 
+
+async def test_invoke_none_on_a_finished_thread_is_refused_and_starts_nothing(
+        temporal_client: Any, graph_worker: str) -> None:
+    remote = _remote(temporal_client, graph_worker)
+    config = await _finished(remote)
+    handle = temporal_client.get_workflow_handle(config["configurable"]["thread_id"])
+    run_id = (await handle.describe()).run_id
+
+    with pytest.raises(InvalidResumeError, match=r"has nothing to resume: it has finished\. "
+                                                 r"Invoke it with new input instead\."):
+        await remote.ainvoke(None, config)
+    with pytest.raises(InvalidResumeError, match="has finished"):
+        [c async for c in remote.astream(None, config)]
+    assert (await handle.describe()).run_id == run_id  # no second run
+
+    # A replay from an earlier checkpoint still runs (time travel), in a new run.
+    history = [s async for s in remote.aget_state_history(config)]
+    before_done = next(s for s in history if s.next == ("done",))
+    assert (await remote.ainvoke(None, before_done.config))["log"] == ["ask:1", "done"]
+
+
+async def test_invoke_none_runs_what_update_state_scheduled_after_the_end(
+        temporal_client: Any, graph_worker: str) -> None:
+    # update_state on a finished thread seeds a new run; None then runs what it scheduled,
+    # as in-process.
+    remote = _remote(temporal_client, graph_worker)
+    local = _build(remote.name, InMemorySaver())
+    seen = []
+    for graph in (local, remote):
+        config = await _finished(graph)
+        await graph.aupdate_state(config, {"log": ["edited"]}, as_node="ask")
+        assert (await graph.aget_state(config)).next == ("done",)
+        seen.append(await graph.ainvoke(None, config))
+    assert seen[0] == seen[1] == {"item": "a", "log": ["edited", "done"]}
