@@ -166,20 +166,29 @@ def build_parser() -> argparse.ArgumentParser:
     src = inv.add_mutually_exclusive_group()
     src.add_argument("--input", metavar="JSON|@FILE", default=None,
                      help="input as JSON, or @path of a JSON file (default: null)")
-    src.add_argument("--resume", metavar="JSON", default=None,
-                     help="resume value as JSON (a bare word is taken as a string); "
-                          "a map {interrupt_id: value} answers by id")
+    src.add_argument("--resume", metavar="JSON|@FILE", default=None,
+                     help="resume value as JSON, or @path of a JSON file (a bare word is "
+                          "taken as a string); a map {interrupt_id: value} answers by id")
     inv.add_argument("--timeout", type=float, default=120.0,
                      help="seconds to wait for the run to pause or end (default 120)")
     inv.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
-    res = sub.add_parser("resume", parents=[conn], help="answer a paused thread (signal)")
+    res = sub.add_parser("resume", parents=[conn],
+                         help="answer a paused thread; show where it stops next",
+                         description="Answer a paused thread (the `invoke` update): a refused "
+                         "answer is an error and changes nothing; an accepted one runs the "
+                         "thread to its next pause or its end, printed as `invoke` prints it.")
     res.add_argument("thread", metavar="THREAD")
-    res.add_argument("value", metavar="VALUE", help="JSON (a bare word is taken as a string)")
+    res.add_argument("value", metavar="VALUE",
+                     help="JSON, or @path of a JSON file (a bare word is taken as a string)")
     res.add_argument("--id", dest="interrupt_id", default=None, metavar="INTERRUPT_ID",
                      help="the interrupt to answer (needed when several are pending)")
+    res.add_argument("--timeout", type=float, default=120.0,
+                     help="seconds to wait for the run to pause or end (default 120)")
+    res.add_argument("--json", action="store_true", help="print machine-readable JSON")
     res.add_argument("--no-check", action="store_true",
-                     help="fire and forget: do not check that the thread accepted the answer")
+                     help="fire and forget: send the `resume` signal, wait for nothing and "
+                          "print nothing of the thread (a refusal is only recorded on it)")
 
     st = sub.add_parser("state", parents=[conn], help="show a thread's current state")
     st.add_argument("thread", metavar="THREAD")
@@ -347,13 +356,18 @@ async def _query(gc: Any, conn: Connection, thread: str, name: str, *args: Any) 
 
 
 # -- commands ------------------------------------------------------------------------
+def _first_line(exc: BaseException) -> str:
+    """An error's first line: a refused answer's pydantic details take several."""
+    return str(exc).strip().split("\n", 1)[0]
+
+
 async def cmd_invoke(args: argparse.Namespace) -> int:
     from graphrun import errors
     from graphrun.types import Command
 
     if args.resume is not None:
-        payload: Any = Command(resume=parse_json_arg(args.resume, "--resume",
-                                                     bare_string=True))
+        payload: Any = Command(resume=parse_json_arg(args.resume, "--resume", bare_string=True,
+                                                     allow_file=True))
     elif args.input is not None:
         payload = parse_json_arg(args.input, "--input", allow_file=True)
     else:
@@ -364,25 +378,38 @@ async def cmd_invoke(args: argparse.Namespace) -> int:
     config = {"configurable": {"thread_id": args.thread}}
     try:
         # The CLI has none of the graph's classes: it shows the result as plain JSON.
+        # An input over the client's limits is refused here, before anything is sent.
         result = await asyncio.wait_for(remote._run(payload, config, {}), args.timeout)
-        remote.raise_failure(result)
     except TimeoutError:
         raise _no_worker(conn, f"graph {args.graph!r} did not pause or finish within "
                                f"{args.timeout:g}s") from None
-    except errors.NodeFailedError as exc:
-        raise CLIError(f"thread {args.thread!r}: {exc}") from exc
     except errors.GraphrunError as exc:
-        raise CLIError(f"{type(exc).__name__}: {exc}") from exc
+        raise CLIError(f"{type(exc).__name__}: {_first_line(exc)}") from exc
+    return await _show_run(gc, conn, args, args.graph, result)
+
+
+async def _show_run(gc: Any, conn: Connection, args: argparse.Namespace, graph: str | None,
+                    result: Any) -> int:
+    """Print a run's result (RunResult) as `invoke` does: its pause, or its final state."""
+    from graphrun import errors
+    from graphrun.client import RemoteGraph
+
+    try:
+        RemoteGraph.raise_failure(result)
+    except errors.NodeFailedError as exc:
+        raise CLIError(f"thread {args.thread!r}: {_first_line(exc)}") from exc
+    except errors.GraphrunError as exc:
+        raise CLIError(f"{type(exc).__name__}: {_first_line(exc)}") from exc
     interrupts = [{"id": i["id"], "value": untag(i["value"])} for i in result.interrupts]
     values = untag(result.values) or {}
     snap = await _query(gc, conn, args.thread, "get_state", None)
     status = snap.get("status") or ("interrupted" if interrupts else "done")
     next_nodes = list(snap.get("next") or [])
     if args.json:
-        _print([_dump({"thread_id": args.thread, "graph": args.graph, "status": status,
+        _print([_dump({"thread_id": args.thread, "graph": graph, "status": status,
                        "values": values, "next": next_nodes, "interrupts": interrupts})])
         return 0
-    lines = [f"thread {args.thread} ({args.graph}): {status}", "values:",
+    lines = [f"thread {args.thread}{f' ({graph})' if graph else ''}: {status}", "values:",
              *_format_values(values)]
     if next_nodes:
         lines.append(f"next: {', '.join(next_nodes)}")
@@ -391,39 +418,80 @@ async def cmd_invoke(args: argparse.Namespace) -> int:
     return 0
 
 
-async def cmd_resume(args: argparse.Namespace) -> int:
-    from graphrun.checkpoint import is_interrupt_id
+async def _open_thread(gc: Any, conn: Connection, thread: str) -> str | None:
+    """The graph name of a thread whose workflow runs, so it can take an answer."""
+    from temporalio.client import WorkflowExecutionStatus
 
-    value = parse_json_arg(args.value, "VALUE", bare_string=True)
+    from graphrun.client import GRAPH_NAME
+
+    try:
+        desc = await gc.client.get_workflow_handle(gc.workflow_id(thread)).describe()
+    except Exception as exc:
+        if _is_not_found(exc):
+            raise _unknown_thread(thread, conn) from exc
+        raise
+    if desc.status != WorkflowExecutionStatus.RUNNING:
+        raise _finished(thread)
+    graph: str | None = desc.typed_search_attributes.get(GRAPH_NAME)
+    return graph
+
+
+def _finished(thread: str) -> CLIError:
+    return CLIError(f"thread {thread!r} has finished: nothing to resume; invoke it with new "
+                    f"input instead")
+
+
+async def cmd_resume(args: argparse.Namespace) -> int:
+    from temporalio.client import WorkflowUpdateFailedError
+
+    from graphrun import errors, serde
+    from graphrun.checkpoint import is_interrupt_id
+    from graphrun.client import _translate
+    from graphrun.payloads import InvokeRequest, RunResult
+    from graphrun.types import Command
+
+    value = parse_json_arg(args.value, "VALUE", bare_string=True, allow_file=True)
     if args.interrupt_id is not None and not is_interrupt_id(args.interrupt_id):
         raise CLIError(f"--id {args.interrupt_id!r} is not an interrupt id (32 lowercase hex "
                        f"characters, as shown by `graphrun state {args.thread}`)", 2)
+    answer = {args.interrupt_id: value} if args.interrupt_id else value
     conn = _connection(args)
     gc = await _connect(conn)
-    before: list[str] | None = None
-    if not args.no_check:
-        before = list((await _query(gc, conn, args.thread, "get_state", None))
-                      .get("refused") or [])
-    try:
-        await gc.resume(args.thread, value, args.interrupt_id)
-    except Exception as exc:
-        if _is_not_found(exc):
-            # A signal to a finished workflow is NOT_FOUND too.
-            if before is not None:
-                raise CLIError(f"thread {args.thread!r} has finished: nothing to resume; "
-                               f"invoke it with new input instead") from exc
-            raise _unknown_thread(args.thread, conn) from exc
-        raise
-    if before is not None:
-        # The signal is accepted by the server whatever its payload; the workflow refuses a
-        # bad one and records it. Queries see the state after the signal was handled.
-        after = list((await _query(gc, conn, args.thread, "get_state", None))
-                     .get("refused") or [])
-        if len(after) > len(before):
-            raise CLIError(f"thread {args.thread!r} refused the answer: {after[-1]}")
     target = f" to interrupt {args.interrupt_id}" if args.interrupt_id else ""
-    _print([f"resumed thread {args.thread}{target} with {_one_line(value)}"])
-    return 0
+    try:
+        if args.no_check:
+            try:
+                await gc.resume(args.thread, value, args.interrupt_id)
+            except Exception as exc:
+                if _is_not_found(exc):  # a signal to a finished workflow too
+                    raise _unknown_thread(args.thread, conn) from exc
+                raise
+            _print([f"sent thread {args.thread} the answer{target} {_one_line(value)} "
+                    f"(not checked: `graphrun state {args.thread}` shows a refusal)"])
+            return 0
+        # Answer through the `invoke` update, as RemoteGraph does: the thread accepts the
+        # answer and runs on, or refuses it (and changes nothing), and we hear which.
+        data = serde.dumps(Command(resume=answer))
+        gc.limits.check(data, "the resume value")  # before anything is sent
+        graph = await _open_thread(gc, conn, args.thread)
+        req = InvokeRequest(input=data,
+                            config={"configurable": serde.dumps({"thread_id": args.thread})})
+        handle = gc.client.get_workflow_handle(gc.workflow_id(args.thread))
+        try:
+            result = await asyncio.wait_for(
+                handle.execute_update("invoke", req, result_type=RunResult), args.timeout)
+        except WorkflowUpdateFailedError as exc:
+            raise _translate(exc) from exc
+        except TimeoutError:
+            raise _no_worker(conn, f"thread {args.thread!r} did not pause or finish within "
+                                   f"{args.timeout:g}s") from None
+        except Exception as exc:
+            if _is_not_found(exc):  # it finished since we looked
+                raise _finished(args.thread) from exc
+            raise
+    except errors.GraphrunError as exc:
+        raise CLIError(f"{type(exc).__name__}: {_first_line(exc)}") from exc
+    return await _show_run(gc, conn, args, graph, result)
 
 
 async def cmd_state(args: argparse.Namespace) -> int:
