@@ -64,7 +64,8 @@ class LocalDirectoryDriver(StorageDriver):
     Content addressing makes a store idempotent (a retried task writes the same file)
     and lets several threads, workers and dev servers share one directory. The claim
     holds only the hash, not the path, so the directory can be moved. Files are never
-    deleted here: remove old ones (by age, past the namespace's retention) yourself.
+    deleted here: remove old ones yourself, by modification time, once older than the
+    longest a thread may stay paused plus the namespace's retention.
 
     Args:
         path: the directory (created on first store).
@@ -91,17 +92,23 @@ class LocalDirectoryDriver(StorageDriver):
     def _write(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
         target = self._file(digest)
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # Write aside, then rename: a reader never sees half a file.
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.replace(tmp, target)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+        try:
+            # Stored again (a retry, or continue-as-new carrying it): refresh its time, so
+            # cleaning up by age never removes what a live thread still names.
+            os.utime(target)
+            return digest
+        except FileNotFoundError:
+            pass
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Write aside, then rename: a reader never sees half a file.
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
         return digest
 
     def _read(self, claim: StorageDriverClaim) -> Payload:
