@@ -375,7 +375,9 @@ class RemoteGraph:
                     f"thread '{tid}' was never started: invoke it with the graph's input "
                     f"first.")
             if input is None and req.checkpoint_id is None:
-                await self._check_continuable(wid, tid)
+                done = await self._finished_result(wid, tid)
+                if done is not None:
+                    return done
             return await self._update_with_start(req, tid, seed,
                                                  WorkflowIDReusePolicy.ALLOW_DUPLICATE)
         except WorkflowUpdateFailedError as exc:
@@ -423,28 +425,26 @@ class RemoteGraph:
         result: ThreadResult = await handle.result()
         return result.thread
 
-    async def _check_continuable(self, wid: str, tid: str) -> None:
-        """Refuse `invoke(None)` on a finished thread that has nothing left to run.
-
-        Continuing it would start a run only to end it again. It still runs what an
-        `update_state` after the end scheduled, and a checkpoint_id (replay) is not
-        checked here.
-        """
+    async def _finished_result(self, wid: str, tid: str) -> RunResult | None:
+        """`invoke(None)` on a finished thread with nothing left to run: its final state,
+        as in-process and in LangGraph, and no new run. None when there is something to
+        run (what an `update_state` after the end scheduled)."""
         snap = await self.gc.client.get_workflow_handle(wid).query(
             "get_state", args=[None, False, None])
         if snap.get("next"):
-            return
+            return None
         if not ((snap.get("config") or {}).get("configurable") or {}).get("checkpoint_id"):
             # Its only run was refused before it made a checkpoint.
             raise errors.EmptyInputError(f"thread '{tid}' was never started: invoke it with "
                                          f"the graph's input first.")
-        # The engine's words for a stray resume.
-        raise errors.InvalidResumeError(f"thread '{tid}' has nothing to resume: it has "
-                                        f"finished. Invoke it with new input instead.")
+        return RunResult(status="done", values=snap.get("values"))
 
     @staticmethod
     def raise_failure(result: RunResult) -> None:
-        """Raise the graphrun error of a run that failed."""
+        """Raise the graphrun error of a run that failed, or whose state was too large to
+        send back."""
+        if result.error and result.error.get("type") == "PayloadTooLargeError":
+            raise errors.InputLimitError(result.error.get("message", ""))
         if result.status == "failed" and result.error:
             e = result.error
             if e.get("type") == "NodeFailedError":

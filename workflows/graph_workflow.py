@@ -39,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
         UpdateCall,
     )
     from graphrun.runner import node_writes, run_task
+    from graphrun.serde import InputLimits
     from graphrun.spec import GraphSpec, NodeSpec
     from graphrun.types import END, START, Command
 
@@ -99,6 +100,7 @@ class GraphWorkflow:
         self._decoded: dict[str, Any] = {}
         # interrupt id -> ISO time its durable timer expires
         self._deadlines: dict[str, str] = dict(req.deadlines)
+        self._payload_limit = registry.limits(req.graph).max_payload_bytes  # see _limit_for
         if req.thread:
             try:
                 self._thread = _loads(req.thread, self._spec, serde.thread_from_json)
@@ -215,6 +217,7 @@ class GraphWorkflow:
     async def _process(self, item: _Invocation) -> RunResult:
         if item.refusal is not None:
             return self._refused(item, item.refusal)
+        self._payload_limit = self._limit_for(item)
         before = self._status
         try:
             run = engine.Run(self._spec, self._thread, item.input, clock=self._now,
@@ -325,7 +328,7 @@ class GraphWorkflow:
         """Why `value` cannot go out in one payload, or None. Temporal refuses a command
         that carries more than its limit, and would fail the workflow task again and
         again: graphrun fails the node or the result instead, keeping the thread."""
-        limit = registry.limits(self._req.graph).max_payload_bytes
+        limit = self._payload_limit
         if not limit:
             return None
         size = workflow.payload_converter().to_payloads([value])[0].ByteSize()
@@ -335,6 +338,16 @@ class GraphWorkflow:
                 f"carry. Turn on external payload storage (README: Large state) or keep "
                 f"large data out of the state (store it elsewhere, keep a reference); then "
                 f"update_state or invoke(None) to go on from the last checkpoint.")
+
+    def _limit_for(self, item: _Invocation) -> int | None:
+        """The payload limit of this invocation. External storage lifts it, but only for
+        invocations that first ran with it on (a marker says so): replaying one that ran
+        without it must fail its oversized node again, not schedule it."""
+        configured = registry.limits(self._req.graph).max_payload_bytes
+        if configured is None and not workflow.patched(
+                f"graphrun-external-storage-{item.number}"):
+            return InputLimits().max_payload_bytes
+        return configured
 
     def _result(self, result: RunResult) -> RunResult:
         """The run's answer, without the values if they are too large to send back."""

@@ -7,11 +7,8 @@ import asyncio
 import uuid
 from typing import Any, TypedDict
 
-import pytest
-
 from graphrun import END, START, Command, InMemorySaver, StateGraph, interrupt, registry
 from graphrun.client import GraphClient, ThreadInfo
-from graphrun.errors import InvalidResumeError
 
 
 class State(TypedDict, total=False):
@@ -77,18 +74,17 @@ async def test_a_thread_invoked_again_is_listed_once_by_its_latest_run(
     assert len(await gc.list_threads(graph=remote.name, limit=1)) == 1
 
 
-async def test_invoke_none_on_a_finished_thread_is_refused_and_starts_nothing(
+async def test_invoke_none_on_a_finished_thread_returns_its_state_and_starts_nothing(
         temporal_client: Any, graph_worker: str) -> None:
     remote = _remote(temporal_client, graph_worker)
+    local = _build(remote.name, InMemorySaver())
     config = await _finished(remote)
     handle = temporal_client.get_workflow_handle(config["configurable"]["thread_id"])
     run_id = (await handle.describe()).run_id
 
-    with pytest.raises(InvalidResumeError, match=r"has nothing to resume: it has finished\. "
-                                                 r"Invoke it with new input instead\."):
-        await remote.ainvoke(None, config)
-    with pytest.raises(InvalidResumeError, match="has finished"):
-        [c async for c in remote.astream(None, config)]
+    # As in-process and in LangGraph: the final state, nothing run again.
+    local_config = await _finished(local)
+    assert await remote.ainvoke(None, config) == await local.ainvoke(None, local_config)
     assert (await handle.describe()).run_id == run_id  # no second run
 
     # A replay from an earlier checkpoint still runs (time travel), in a new run.
