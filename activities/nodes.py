@@ -30,9 +30,9 @@ async def _liveness(timeout: Any) -> None:
     if not timeout:
         return
     every = max(timeout.total_seconds() / 4, 0.05)
-    while True:
-        activity.heartbeat()
+    while True:  # a node done before the first beat costs no heartbeat at all
         await asyncio.sleep(every)
+        activity.heartbeat()
 
 
 @activity.defn(name="run_node")
@@ -83,8 +83,8 @@ async def run_node(call: NodeCall) -> NodeResult:
         raise ApplicationError(str(error), type=type(error).__name__,
                                non_retryable=not retry) from error
     try:  # what the workflow could not read back is refused here, where it is written
-        return NodeResult(
-            writes=serde.dumps(result.writes, types), update=serde.dumps(result.update, types),
+        return NodeResult(  # writes as [channel, value] pairs; the workflow reads no more
+            writes=[[c, serde.dumps(v, types)] for c, v in result.writes],
             interrupts=[serde.interrupt_to_json(i) for i in result.interrupts],
             resume=serde.dumps(result.resume, types), nested=serde.dumps(result.nested, types),
             invalid_resume=result.invalid_resume, custom=serde.dumps(result.custom, types),

@@ -27,7 +27,7 @@ from temporalio.common import (
     WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
-from temporalio.contrib.pydantic import PydanticPayloadConverter
+from temporalio.contrib.pydantic import PydanticPayloadConverter, ToJsonOptions
 from temporalio.converter import (
     DataConverter,
     DefaultFailureConverter,
@@ -87,7 +87,14 @@ class GraphDataConverter(DataConverter):
         return self.payload_codec is not None
 
 
-data_converter = GraphDataConverter(payload_converter_class=PydanticPayloadConverter)
+class _WirePayloadConverter(PydanticPayloadConverter):
+    """Pydantic JSON that leaves out the fields a model did not set (see payloads)."""
+
+    def __init__(self) -> None:
+        super().__init__(ToJsonOptions(exclude_unset=True))
+
+
+data_converter = GraphDataConverter(payload_converter_class=_WirePayloadConverter)
 """The converter both sides use: pydantic models and plain JSON on the wire.
 
 Also callable: ``data_converter(encryption=keys)`` is the same converter with the

@@ -420,7 +420,7 @@ class Run:
                                    created_at="")
                 apply_writes(g, empty, self.channels, [(None, start_writes)], -1)
                 ckpt = empty
-            self._commit(ckpt, source="input", step=ckpt.step + 1, writes={START: input})
+            self._commit(ckpt, source="input", step=ckpt.step + 1, writes=None)
 
     def _check_resume(self, resume: Any) -> None:
         self.resume_map, self.null_resume = validate_resume(
@@ -617,7 +617,9 @@ class Run:
             raise
         self.steps += 1
         # By task id: two Sends to one node are two tasks with their own result.
-        metadata_writes = {t.id: task_result(self.graph, r.writes) for t, r in ordered} or None
+        # __start__'s result is its input, which the checkpoint before already holds.
+        metadata_writes = {t.id: task_result(self.graph, r.writes) for t, r in ordered
+                           if t.name != START} or None
         work.subgraphs = {**work.subgraphs, **{k: v for _, r in ordered
                                                for k, v in r.nested.items()
                                                if k.startswith(STATEFUL)}}

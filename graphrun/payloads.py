@@ -4,6 +4,8 @@ Values inside (state, writes, answers) are typed JSON from `graphrun.serde`,
 so the wire stays plain JSON: `temporal workflow signal --name resume
 --input '{"resume": true}'` works from any shell or language. New fields get
 defaults; no model forbids extra fields, so an older worker accepts a newer one.
+A field left at its default is not sent (graphrun's converter writes only the fields
+that were set, and `_Wire` sets only those that differ from their defaults).
 """
 
 from __future__ import annotations
@@ -16,14 +18,21 @@ from pydantic import BaseModel, ConfigDict
 class _Wire(BaseModel):
     model_config = ConfigDict(frozen=True)
 
+    def __init__(self, **data: Any) -> None:
+        # What equals its default is left unset, so the wire does not carry it.
+        fields = type(self).model_fields
+        super().__init__(**{k: v for k, v in data.items()
+                            if k not in fields or fields[k].is_required()
+                            or v != fields[k].get_default(call_default_factory=True)})
+
 
 class NodeCall(_Wire):
     """The node activity's input: one task and its answers so far."""
 
     graph: str
     node: str
-    task_id: str
-    step: int
+    task_id: str = ""  # no longer sent: the task says (kept to read older calls)
+    step: int = 0
     thread_id: str
     task: dict[str, Any]  # engine.Task, as typed JSON
     resume: list[Any] = []

@@ -204,8 +204,14 @@ def size_of(v: Any) -> int:
 
 
 # -- checkpoints and threads ------------------------------------------------------
+_REQUIRED = ("id", "step", "source", "channel_values", "channel_versions", "versions_seen",
+             "parent_id", "created_at")
+
+
 def checkpoint_to_json(c: Any) -> dict[str, Any]:
-    return {f.name: dumps(getattr(c, f.name)) for f in dataclasses.fields(c)}
+    """A checkpoint as typed JSON; optional fields that are empty are left out."""
+    return {f.name: dumps(getattr(c, f.name)) for f in dataclasses.fields(c)
+            if f.name in _REQUIRED or getattr(c, f.name)}
 
 
 def checkpoint_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> Any:
@@ -220,8 +226,24 @@ def checkpoint_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> 
 
 
 def thread_to_json(t: Any) -> dict[str, Any]:
+    """A thread as typed JSON. A checkpoint whose parent comes before it holds only the
+    channels that changed since (by version) and the names of those that emptied, so a
+    thread's size grows with its writes, not with its state times its checkpoints."""
+    out, seen = [], {}
+    for c in t.checkpoints:
+        base = seen.get(c.parent_id) if c.parent_id else None
+        seen[c.id] = c
+        if base is None:
+            out.append(checkpoint_to_json(c))
+            continue
+        changed = {k: v for k, v in c.channel_values.items()
+                   if k not in base.channel_values
+                   or c.channel_versions.get(k) != base.channel_versions.get(k)}
+        d = checkpoint_to_json(dataclasses.replace(c, channel_values=changed))
+        d["delta"] = [k for k in base.channel_values if k not in c.channel_values]  # emptied
+        out.append(d)
     return {"thread_id": t.thread_id, "seq": t.seq, "max_history": t.max_history,
-            "checkpoints": [checkpoint_to_json(c) for c in t.checkpoints]}
+            "checkpoints": out}
 
 
 def thread_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> Any:
@@ -230,9 +252,18 @@ def thread_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> Any:
 
 
     try:
+        checkpoints, seen = [], {}
+        for item in d["checkpoints"]:
+            c = checkpoint_from_json(item, types)
+            if "delta" in item:  # only what changed since its parent (see thread_to_json)
+                base = seen[c.parent_id]
+                dropped = set(item["delta"])
+                c.channel_values = {**{k: v for k, v in base.channel_values.items()
+                                       if k not in dropped}, **c.channel_values}
+            seen[c.id] = c
+            checkpoints.append(c)
         return Thread(thread_id=str(d["thread_id"]), seq=int(d["seq"]),
-                      max_history=d.get("max_history"),
-                      checkpoints=[checkpoint_from_json(c, types) for c in d["checkpoints"]])
+                      max_history=d.get("max_history"), checkpoints=checkpoints)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"malformed thread data: {type(exc).__name__}: {exc}") from None
 

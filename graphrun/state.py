@@ -74,9 +74,11 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         result = None
         if p is not None and p.status == "done":
             result = task_result(graph, p.writes)
-        elif child is not None and child.writes:  # engine.task_result of what it wrote
-            # keyed by task id; by node name in threads saved by older versions
-            result = child.writes.get(t.id, child.writes.get(t.name))
+        elif child is not None:  # engine.task_result of what it wrote, by task id (by
+            # node name from update_state and older versions); __start__ wrote its input
+            written = child.writes or {}
+            result = written.get(t.id, written.get(t.name, t.input if t.name == START
+                                                   else None))
         pregel_tasks.append(PregelTask(
             id=t.id, name=t.name, path=_pregel_path(t.path), error=error,
             interrupts=tuple(p.interrupts) if p and p.status == "interrupted" else (),

@@ -279,13 +279,16 @@ class GraphWorkflow:
             return run_task(self._spec, call)  # no user code: mapping input to state
         node: NodeSpec = self._spec.nodes[task.name]
         payload = NodeCall(
-            graph=self._req.graph, node=task.name, task_id=task.id, step=task.step,
+            graph=self._req.graph, node=task.name,
             thread_id=self._thread.thread_id, task=serde.dumps(task),
             resume=serde.dumps(call.resume),
             null_resume=serde.dumps(None if call.null_resume is MISSING
                                     else call.null_resume),
             has_null_resume=call.null_resume is not MISSING,
-            resume_map=serde.dumps(dict(run.resume_map)), nested=serde.dumps(call.nested),
+            # The answers by id reach the subgraphs a task resumes; a task without any
+            # has its own answer in `resume` already.
+            resume_map=serde.dumps(dict(run.resume_map)) if call.nested else {},
+            nested=serde.dumps(call.nested),
             config=serde.dumps({k: v for k, v in item.config.items() if k == "configurable"}),
             context=serde.dumps(call.context), stream=item.stream, messages=call.messages,
             checkpoint_id=call.checkpoint_id)

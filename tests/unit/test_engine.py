@@ -163,7 +163,9 @@ def test_run_makes_one_checkpoint_per_superstep(make: Callable[[], GraphSpec],
     assert [c.parent_id for c in thread.checkpoints] == [None, *ids[:-1]]
     stamps = [c.created_at for c in thread.checkpoints]
     assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
-    assert thread.checkpoints[0].writes == {START: {"log": [], "note": "n"}}
+    # the input checkpoint holds the input once, in __start__ (its task's result)
+    assert thread.checkpoints[0].writes is None
+    assert thread.checkpoints[0].channel_values[START] == {"log": [], "note": "n"}
     assert thread.checkpoints[0].channel_values[START] == {"log": [], "note": "n"}
     assert START not in thread.head.channel_values  # ephemeral input was consumed
 
