@@ -30,8 +30,13 @@ inputs/results, update accept/complete, markers, search attributes, ...).
 Soak: N approval threads paused at once on a separate graphrun worker with
 `max_cached_workflows=10`, then all resumed with `GraphClient.resume` (signal) and
 polled with describe() until completed; wall time and this process's RSS.
-The last line is `temporal-vs-floor: chain=<r> approval=<r> local-chain=<r>`
-(graphrun/floor median ratios; approval = start-to-first-pause).
+Throughput: 100 approvals at once (all paused, then all resumed), floor and graphrun
+in turn, the best round of each.
+The last line is `temporal-vs-floor: chain=<r> approval=<r> resume=<r> local-chain=<r>
+payload=<r> throughput=<r>`: graphrun/floor median time ratios (approval =
+start-to-first-pause), payload = the larger of the chain's and the approval's history
+payload-byte ratios, throughput = graphrun/floor approvals per second (higher is
+better). The floor's activities take the state and return its update, as nodes do.
 """
 
 from __future__ import annotations
@@ -66,8 +71,9 @@ ACT_OPTS: dict[str, Any] = {"start_to_close_timeout": timedelta(minutes=5),
 
 # -- the raw floor ------------------------------------------------------------------
 @activity.defn(name="noop")
-async def noop(x: int) -> int:
-    return x + 1
+async def noop(state: dict[str, int]) -> dict[str, int]:
+    """A hand-written node: takes the state, returns its update (as graphrun's nodes)."""
+    return {"n": state["n"] + 1}
 
 
 @workflow.defn(name="FloorWorkflow")
@@ -90,30 +96,32 @@ class FloorWorkflow:
             and workflow.all_handlers_finished())
         return 0
 
-    async def _chain(self, n: int, local: bool = False) -> int:
-        x = 0
+    async def _chain(self, n: int, local: bool = False) -> dict[str, int]:
+        state = {"n": 0}
         for _ in range(n):
             if local:
-                x = await workflow.execute_local_activity("noop", x, result_type=int,
-                                                          **ACT_OPTS)
+                update = await workflow.execute_local_activity("noop", state,
+                                                               result_type=dict, **ACT_OPTS)
             else:
-                x = await workflow.execute_activity("noop", x, result_type=int, **ACT_OPTS)
-        return x
+                update = await workflow.execute_activity("noop", state, result_type=dict,
+                                                         **ACT_OPTS)
+            state = {**state, **update}
+        return state
 
     @workflow.update
-    async def invoke(self, n: int) -> int:
+    async def invoke(self, n: int) -> dict[str, int]:
         x = await self._chain(n)
         self._invoked = True
         return x
 
     @workflow.update
-    async def invoke_local(self, n: int) -> int:
+    async def invoke_local(self, n: int) -> dict[str, int]:
         x = await self._chain(n, local=True)
         self._invoked = True
         return x
 
     @workflow.update
-    async def resume_update(self, n: int) -> int:
+    async def resume_update(self, n: int) -> dict[str, int]:
         x = await self._chain(n)
         self._resumed = True
         return x
@@ -200,8 +208,8 @@ class Bench:
             "FloorWorkflow", wait_signal, id=wid, task_queue=TQ_FLOOR,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
         x = await self.client.execute_update_with_start_workflow(
-            update, n, start_workflow_operation=op, result_type=int)
-        assert x == n, x
+            update, n, start_workflow_operation=op, result_type=dict)
+        assert x == {"n": n}, x
         return wid
 
     # one timed call each; returns the workflow id
@@ -229,8 +237,8 @@ class Bench:
 
     async def floor_resume(self, wid: str) -> None:
         x = await self.client.get_workflow_handle(wid).execute_update(
-            "resume_update", 1, result_type=int)
-        assert x == 1, x
+            "resume_update", 1, result_type=dict)
+        assert x == {"n": 1}, x
 
     async def graph_resume(self, tid: str) -> None:
         from graphrun import Command
@@ -284,6 +292,23 @@ async def approval_samples(b: Bench, reps: int, warmup: int
                 resume[k].append(dt2)
             last[k] = wid
     return pause, resume, last
+
+
+async def throughput(b: Bench, n: int, rounds: int) -> dict[str, float]:
+    """n approvals at once (all paused, then all resumed), floor and graphrun in turn;
+    the best round of each, in approvals per second."""
+    best: dict[str, float] = {"floor": 0.0, "graphrun": 0.0}
+    ops = {"floor": (b.floor_pause, b.floor_resume),
+           "graphrun": (b.graph_pause, b.graph_resume)}
+    for r in range(rounds):
+        for k in (["floor", "graphrun"] if r % 2 == 0 else ["graphrun", "floor"]):
+            pause, resume = ops[k]
+            gc.collect()
+            t0 = time.perf_counter()
+            ids = await asyncio.gather(*(pause() for _ in range(n)))
+            await asyncio.gather(*(resume(i) for i in ids))
+            best[k] = max(best[k], n / (time.perf_counter() - t0))
+    return best
 
 
 # -- history -------------------------------------------------------------------------------
@@ -449,6 +474,7 @@ async def run(args: argparse.Namespace) -> None:
             hist_ids["local/local"] = (last["floor"], last["graphrun"])
             hist = {k: (await history_stats(client, f), await history_stats(client, g))
                     for k, (f, g) in hist_ids.items()}
+            tput = await throughput(b, 100, 2 if args.quick else 4)
         t_bench = time.perf_counter() - t_start
         soak_res = await soak(client, args.soak, graphs["approval"]) if args.soak else None
 
@@ -480,9 +506,14 @@ async def run(args: argparse.Namespace) -> None:
               f"resume->all done {r['resume']:.2f} s ({r['polls']} polls); RSS "
               f"{r['rss_base_mb']:.0f} -> peak {r['rss_peak_mb']:.0f} MB, "
               f"ru_maxrss {r['maxrss_mb']:.0f} MB")
+    print(f"throughput, 100 approvals at once (paused, then resumed): floor "
+          f"{tput['floor']:.0f}/s, graphrun {tput['graphrun']:.0f}/s")
     print(f"(bench {t_bench:.1f} s)", file=sys.stderr)
+    payload = max(hist[k][1]["bytes"] / max(hist[k][0]["bytes"], 1)
+                  for k in ("chain", "approval"))
     print(f"temporal-vs-floor: chain={ratio['chain']:.2f} approval={ratio['approval']:.2f} "
-          f"local-chain={ratio['local-chain']:.2f}")
+          f"resume={ratio['resume']:.2f} local-chain={ratio['local-chain']:.2f} "
+          f"payload={payload:.2f} throughput={tput['graphrun'] / tput['floor']:.2f}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -18,6 +18,7 @@ from temporalio.client import (
     WithStartWorkflowOperation,
     WorkflowExecution,
     WorkflowExecutionStatus,
+    WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
 from temporalio.common import (
@@ -429,8 +430,14 @@ class RemoteGraph:
             raise
         if desc.status != WorkflowExecutionStatus.COMPLETED:
             return None
-        result: ThreadResult = await handle.result()
-        return result.thread
+        # The whole thread, from the closed run's query (a worker replays it): the run's
+        # result keeps only its last checkpoint, to keep history small.
+        try:
+            thread: dict[str, Any] = await handle.query("thread")
+            return thread
+        except WorkflowQueryFailedError:  # a run of a version without that query
+            result: ThreadResult = await handle.result()
+            return result.thread
 
     async def _finished_result(self, wid: str, tid: str) -> RunResult | None:
         """`invoke(None)` on a finished thread with nothing left to run: its final state,

@@ -204,6 +204,33 @@ def size_of(v: Any) -> int:
 
 
 # -- checkpoints and threads ------------------------------------------------------
+def task_to_wire(t: Task, triggers: tuple[str, ...]) -> dict[str, Any]:
+    """A task for the node activity: what it cannot work out itself (its id, input,
+    path and step); the namespace and triggers only when they are not the usual ones."""
+    d: dict[str, Any] = {"id": t.id, "path": list(t.path), "step": t.step,
+                         "input": dumps(t.input)}
+    if t.ns != f"{t.name}:{t.id}":
+        d["ns"] = t.ns
+    if tuple(t.triggers) != triggers:
+        d["triggers"] = list(t.triggers)
+    if t.state is not None:
+        d["state"] = dumps(t.state)
+    if t.timeout:
+        d["timeout"] = t.timeout
+    return d
+
+
+def task_from_wire(d: dict[str, Any], name: str, triggers: tuple[str, ...],
+                   types: DeclaredTypes = NO_TYPES) -> Task:
+    if TAG in d:  # a whole Task, as older workflows sent it
+        task: Task = loads(d, types)
+        return task
+    return Task(id=str(d["id"]), name=name, path=tuple(d["path"]),
+                triggers=tuple(d.get("triggers", triggers)), input=loads(d.get("input"), types),
+                ns=str(d.get("ns", f"{name}:{d['id']}")), step=int(d["step"]),
+                state=loads(d.get("state"), types), timeout=d.get("timeout"))
+
+
 _REQUIRED = ("id", "step", "source", "channel_values", "channel_versions", "versions_seen",
              "parent_id", "created_at")
 

@@ -41,7 +41,7 @@ with workflow.unsafe.imports_passed_through():
     from graphrun.runner import node_writes, run_task
     from graphrun.serde import InputLimits
     from graphrun.spec import GraphSpec, NodeSpec
-    from graphrun.types import END, START, Command
+    from graphrun.types import END, PUSH, START, Command
 
 GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
 GRAPH_NAME = SearchAttributeKey.for_keyword("GraphName")
@@ -155,16 +155,15 @@ class GraphWorkflow:
                 # A thread too large to carry over stays in this run (its history grows).
         values = engine.values_with_pending(
             self._spec, engine.restore_channels(self._spec, self._thread.head), None)
-        final = ThreadResult(graph=req.graph, thread=serde.thread_to_json(self._thread),
+        # The final values and the last checkpoint; the whole thread stays readable by
+        # the `thread` query (a client seeding a new run asks for it).
+        last = engine.Thread(self._thread.thread_id, self._thread.checkpoints[-1:],
+                             seq=self._thread.seq, max_history=self._thread.max_history)
+        final = ThreadResult(graph=req.graph, thread=serde.thread_to_json(last),
                              values=serde.dumps(values))
-        # Never a completion Temporal refuses: drop what is too large to send, the values
-        # first, then the checkpoints before the last.
+        # Never a completion Temporal refuses: drop what is too large to send.
         if self._oversized(final, "the thread's result") is not None:
             final = ThreadResult(graph=req.graph, thread=final.thread)
-        if self._oversized(final, "the thread's result") is not None and self._thread.head:
-            last = engine.Thread(self._thread.thread_id, [self._thread.head],
-                                 seq=self._thread.seq)
-            final = ThreadResult(graph=req.graph, thread=serde.thread_to_json(last))
         if self._oversized(final, "the thread's result") is not None:
             final = ThreadResult(graph=req.graph, thread=serde.thread_to_json(
                 engine.Thread(self._thread.thread_id, seq=self._thread.seq)))
@@ -280,7 +279,8 @@ class GraphWorkflow:
         node: NodeSpec = self._spec.nodes[task.name]
         payload = NodeCall(
             graph=self._req.graph, node=task.name,
-            thread_id=self._thread.thread_id, task=serde.dumps(task),
+            thread_id=self._thread.thread_id,
+            task=serde.task_to_wire(task, _triggers(self._spec, task)),
             resume=serde.dumps(call.resume),
             null_resume=serde.dumps(None if call.null_resume is MISSING
                                     else call.null_resume),
@@ -289,7 +289,7 @@ class GraphWorkflow:
             # has its own answer in `resume` already.
             resume_map=serde.dumps(dict(run.resume_map)) if call.nested else {},
             nested=serde.dumps(call.nested),
-            config=serde.dumps({k: v for k, v in item.config.items() if k == "configurable"}),
+            config=_node_config(item.config),
             context=serde.dumps(call.context), stream=item.stream, messages=call.messages,
             checkpoint_id=call.checkpoint_id)
         if (too_big := self._oversized(payload, f"node '{task.name}' input")) is not None:
@@ -581,6 +581,11 @@ class GraphWorkflow:
                 for c in (items[:limit] if limit else items)]
 
     @workflow.query
+    def thread(self) -> dict[str, Any]:
+        """The whole thread as typed JSON (checkpoints as changes; see serde)."""
+        return serde.thread_to_json(self._thread)
+
+    @workflow.query
     def pending_interrupts(self) -> list[dict[str, Any]]:
         return [serde.interrupt_to_json(i)
                 for i in engine.pending_interrupts(self._thread.head).values()]
@@ -601,6 +606,19 @@ def _loads(data: Any, spec: GraphSpec, decode: Any = serde.loads) -> Any:
     """
     with workflow.unsafe.imports_passed_through():
         return decode(data, spec.types)
+
+
+def _node_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The invocation's `configurable` for the node, without the thread id the call
+    carries anyway; nothing at all when that is all there is."""
+    configurable = {k: v for k, v in (config.get("configurable") or {}).items()
+                    if k != "thread_id"}
+    return serde.dumps({"configurable": configurable}) if configurable else {}
+
+
+def _triggers(spec: GraphSpec, task: engine.Task) -> tuple[str, ...]:
+    """The usual triggers of a task (the node's channels; a Send's packet)."""
+    return (PUSH,) if task.path[0] == PUSH else spec.triggers.get(task.name, ())
 
 
 def _retry_policy(node: NodeSpec) -> TemporalRetryPolicy:

@@ -38,7 +38,7 @@ def test_threads_of_many_shapes_read_back_equal() -> None:
     app.invoke({"log": [], "big": "x"}, cfg)
     _roundtrip(app, "t")  # paused, with pending writes
     app.invoke(Command(resume="yes"), cfg)
-    past = [s for s in app.get_state_history(cfg) if s.next == ("a",)][0]
+    past = next(s for s in app.get_state_history(cfg) if s.next == ("a",))
     app.update_state(past.config, {"log": ["forked"]}, as_node="a")  # a fork off an old one
     app.update_state(cfg, None, as_node="__copy__")
     app.invoke({"log": ["again"]}, cfg)
