@@ -84,10 +84,10 @@ _STEPS = [_make_step(i) for i in range(100)]
 def build_chain(api: SimpleNamespace, length: int) -> Any:
     b = api.StateGraph(CounterState)
     names = [f"n{i}" for i in range(length)]
-    for name, fn in zip(names, _STEPS):
+    for name, fn in zip(names, _STEPS, strict=False):
         b.add_node(name, fn)
     b.add_edge(api.START, names[0])
-    for a, c in zip(names, names[1:]):
+    for a, c in itertools.pairwise(names):
         b.add_edge(a, c)
     b.add_edge(names[-1], api.END)
     return b.compile(checkpointer=api.InMemorySaver())

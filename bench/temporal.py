@@ -155,7 +155,7 @@ def build_chain(name: str, local: bool) -> Any:
     for i, nm in enumerate(names):
         b.add_node(nm, _make_step(i), local=local)
     b.add_edge(START, names[0])
-    for a, c in zip(names, names[1:]):
+    for a, c in itertools.pairwise(names):
         b.add_edge(a, c)
     b.add_edge(names[-1], END)
     return b.compile(name=name)
@@ -286,7 +286,7 @@ async def approval_samples(b: Bench, reps: int, warmup: int
             gc.collect()
             dt1, wid = await timed(start)
             gc.collect()
-            dt2, _ = await timed(lambda: res(wid))
+            dt2, _ = await timed(lambda res=res, wid=wid: res(wid))
             if r >= warmup:
                 pause[k].append(dt1)
                 resume[k].append(dt2)
@@ -406,7 +406,7 @@ async def soak(client: Client, n: int, approval_graph: Any) -> dict[str, Any]:
         while left:
             polls += 1
             flags = await asyncio.gather(*(done(t) for t in left))
-            left = [t for t, ok in zip(left, flags) if not ok]
+            left = [t for t, ok in zip(left, flags, strict=True) if not ok]
             if left:
                 await asyncio.sleep(0.1)
             if time.perf_counter() - t2 > 300:
