@@ -144,7 +144,7 @@ async def test_encrypted_thread_is_readable_only_through_the_codec_server(
                 await page.goto(workflow_url)
                 await expect(page.get_by_role("heading", name=tid)).to_be_visible()
                 # The workflow input (a StartRequest) shows as JSON, not ciphertext.
-                await expect(page.locator("body")).to_contain_text('"max_history": 100')
+                await expect(page.locator("body")).to_contain_text(f'"thread_id": "{tid}"')
                 await page.get_by_role("tab", name="User Metadata").click()
                 details = page.frame_locator("iframe#user-metadata-current-details")
                 await expect(details.locator("body")).to_contain_text(f"Charge {SECRET}?")
@@ -178,7 +178,7 @@ async def test_encrypted_thread_is_readable_only_through_the_codec_server(
                     await page.get_by_role("tab", name="Timeline").click()
                     await expect(page.locator("body")).to_contain_text("Input")
                     await page.screenshot(path=tmp_path / "4-refused-input.png", full_page=True)
-                    assert '"max_history"' not in await page.locator("body").inner_text()
+                    assert f'"thread_id": "{tid}"' not in await page.locator("body").inner_text()
                     assert SECRET not in await page.content()
                 finally:
                     ui.codec.token = None
