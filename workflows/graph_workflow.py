@@ -334,7 +334,9 @@ class GraphWorkflow:
         limit = self._payload_limit
         if not limit:
             return None
-        size = workflow.payload_converter().to_payloads([value])[0].ByteSize()
+        # The JSON graphrun's converter writes for a wire model, without asking the SDK
+        # for a converter each time (that is costly in the sandbox).
+        size = len(value.model_dump_json(exclude_unset=True))
         if size <= limit:
             return None
         return (f"{what} is {size:,} bytes, over the {limit:,} a Temporal payload may "
