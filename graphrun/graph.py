@@ -157,10 +157,11 @@ class StateGraph:
             node = inferred
         if action is None:
             raise GraphValidationError(f"node '{node}' has no function. Pass add_node('{node}', fn).")
-        if not callable(action) and callable(getattr(action, "invoke", None)) and not isinstance(
-                action, CompiledStateGraph):
-            action = _runnable_node(action)
-        if not callable(action) and not isinstance(action, CompiledStateGraph):
+        given: Any = action  # typed as a function, but a Runnable or anything may come
+        if not callable(given) and callable(getattr(given, "invoke", None)) and not isinstance(
+                given, CompiledStateGraph):
+            action = _runnable_node(given)
+        elif not callable(given) and not isinstance(given, CompiledStateGraph):
             raise GraphValidationError(
                 f"node '{node}': {type(action).__name__} is not a function, a graph or a "
                 f"Runnable.")

@@ -378,7 +378,7 @@ class CompiledStateGraph:
                           ) -> Iterator[StateSnapshot]:
         """Snapshots newest first."""
         root = self._thread(config, required=True)
-        spec, thread, _, ns, parents = state.locate(
+        spec, thread, _head, ns, parents = state.locate(
             self.spec, root, {**(config.get("configurable") or {}), "checkpoint_id": None})
         items = list(reversed(thread.checkpoints))
         if before is not None:

@@ -256,7 +256,8 @@ def thread_to_json(t: Any) -> dict[str, Any]:
     """A thread as typed JSON. A checkpoint whose parent comes before it holds only the
     channels that changed since (by version) and the names of those that emptied, so a
     thread's size grows with its writes, not with its state times its checkpoints."""
-    out, seen = [], {}
+    out: list[dict[str, Any]] = []
+    seen: dict[str, Any] = {}
     for c in t.checkpoints:
         base = seen.get(c.parent_id) if c.parent_id else None
         seen[c.id] = c
@@ -279,7 +280,8 @@ def thread_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> Any:
 
 
     try:
-        checkpoints, seen = [], {}
+        checkpoints: list[Any] = []
+        seen: dict[str, Any] = {}
         for item in d["checkpoints"]:
             c = checkpoint_from_json(item, types)
             if "delta" in item:  # only what changed since its parent (see thread_to_json)

@@ -87,7 +87,7 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
             result=result))
 
     def config(cid: str | None) -> dict[str, Any]:
-        c = {"thread_id": tid, "checkpoint_ns": ns, "checkpoint_id": cid}
+        c: dict[str, Any] = {"thread_id": tid, "checkpoint_ns": ns, "checkpoint_id": cid}
         if parents:
             c["checkpoint_map"] = {**parents, ns: cid}
         return {"configurable": c}
@@ -230,8 +230,8 @@ def special_update(graph: GraphSpec, thread: Thread, values: Any, as_node: str |
             channel_versions=dict(base.channel_versions),
             versions_seen={k: dict(v) for k, v in base.versions_seen.items()}))
     if as_node == INPUT:
-        base = thread.get(checkpoint)
-        work, channels = (resolve_checkpoint(graph, base) if base is not None else (
+        given = thread.get(checkpoint)
+        work, channels = (resolve_checkpoint(graph, given) if given is not None else (
             Checkpoint(id="", step=-2, source="input", channel_values={}, channel_versions={},
                        versions_seen={}, parent_id=None, created_at=""),
             restore_channels(graph, None)))

@@ -42,7 +42,7 @@ class Send:
     timeout: TimeoutPolicy | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
-        t = self.timeout
+        t: Any = self.timeout  # seconds or a timedelta are taken too, as in LangGraph
         if isinstance(t, (int, float, timedelta)) and not isinstance(t, bool):
             object.__setattr__(self, "timeout", TimeoutPolicy(run_timeout=t))
         elif t is not None and not isinstance(t, TimeoutPolicy):
