@@ -1,7 +1,7 @@
 """graphrun on Temporal vs a hand-written Temporal "raw floor", on one dev server.
 
-    python bench/temporal.py            # full: 31 reps, soak 200 threads
-    python bench/temporal.py --quick    # 9 reps, soak 50 threads (< 3 minutes)
+    python bench/temporal.py            # full: 31 reps, soak 200 threads, scale 2,000
+    python bench/temporal.py --quick    # 9 reps, soak 50 threads, no scale (< 3 minutes)
     python bench/temporal.py --soak 500 --reps 15
 
 One `DevServer(ui=False)` (graphrun's dynamic config included) and, in this
@@ -360,6 +360,77 @@ def rss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
+async def scale(client: Client, n: int, approval_graph: Any) -> dict[str, dict[str, float]]:
+    """n approvals paused on one worker with max_cached_workflows=100, then all resumed
+    (50 at a time, each waiting for its final result): the floor first, then graphrun,
+    each on its own worker and queue. Wall time, and this process's peak RSS above its
+    level before (the workers run in this process)."""
+    from graphrun import Command
+    from graphrun.client import GraphClient
+    from graphrun.worker import create_worker
+    out: dict[str, dict[str, float]] = {}
+    sem = asyncio.Semaphore(50)
+
+    async def measure(kind: str, worker: Any, pause: Any, resume: Any) -> None:
+        peak, stop = [0], asyncio.Event()
+
+        async def sampler() -> None:
+            while not stop.is_set():
+                peak[0] = max(peak[0], rss_kb())
+                await asyncio.sleep(0.05)
+
+        async def gated(fn: Any, x: Any) -> Any:
+            async with sem:
+                return await fn(x)
+
+        gc.collect()
+        base = rss_kb()
+        async with worker:
+            samp = asyncio.create_task(sampler())
+            t0 = time.perf_counter()
+            ids = await asyncio.gather(*(gated(pause, i) for i in range(n)))
+            t1 = time.perf_counter()
+            await asyncio.gather(*(gated(resume, i) for i in ids))
+            t2 = time.perf_counter()
+            stop.set()
+            await samp
+        out[kind] = {"pause": t1 - t0, "resume": t2 - t1, "rss_mb": (peak[0] - base) / 1024}
+
+    async def floor_pause(_: int) -> str:
+        wid = new_id("scale-floor")
+        op = WithStartWorkflowOperation(
+            "FloorWorkflow", True, id=wid, task_queue="bench-scale-floor",
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
+        await client.execute_update_with_start_workflow(
+            "invoke", 1, start_workflow_operation=op, result_type=dict)
+        return wid
+
+    async def floor_resume(wid: str) -> None:
+        await client.get_workflow_handle(wid).execute_update("resume_update", 1,
+                                                             result_type=dict)
+
+    await measure("floor", Worker(client, task_queue="bench-scale-floor",
+                                  workflows=[FloorWorkflow], activities=[noop],
+                                  workflow_runner=sandbox_runner(), max_cached_workflows=100),
+                  floor_pause, floor_resume)
+    graph = GraphClient(client, task_queue="bench-scale-graphrun").graph("approval")
+
+    async def graph_pause(_: int) -> str:
+        tid = new_id("scale-graphrun")
+        await graph.ainvoke({"request": "scale"}, {"configurable": {"thread_id": tid}})
+        return tid
+
+    async def graph_resume(tid: str) -> None:
+        out_ = await graph.ainvoke(Command(resume=True), {"configurable": {"thread_id": tid}})
+        assert out_.get("approved") is True, out_
+
+    await measure("graphrun", create_worker(client, {"approval": approval_graph},
+                                            task_queue="bench-scale-graphrun",
+                                            max_cached_workflows=100),
+                  graph_pause, graph_resume)
+    return out
+
+
 async def soak(client: Client, n: int, approval_graph: Any) -> dict[str, Any]:
     from graphrun.client import GraphClient
     from graphrun.worker import create_worker
@@ -477,6 +548,7 @@ async def run(args: argparse.Namespace) -> None:
             tput = await throughput(b, 100, 2 if args.quick else 4)
         t_bench = time.perf_counter() - t_start
         soak_res = await soak(client, args.soak, graphs["approval"]) if args.soak else None
+        scale_res = await scale(client, args.scale, graphs["approval"]) if args.scale else None
 
     ratio = {name: g / f for name, f, g, _ in rows}
     head = (f"{'case':<12} {'floor/call':>12} {'graphrun/call':>14} {'floor/step':>12} "
@@ -506,6 +578,12 @@ async def run(args: argparse.Namespace) -> None:
               f"resume->all done {r['resume']:.2f} s ({r['polls']} polls); RSS "
               f"{r['rss_base_mb']:.0f} -> peak {r['rss_peak_mb']:.0f} MB, "
               f"ru_maxrss {r['maxrss_mb']:.0f} MB")
+    if scale_res:
+        f_, g_ = scale_res["floor"], scale_res["graphrun"]
+        print(f"scale {args.scale} approvals, one worker, max_cached_workflows=100, 50 at a "
+              f"time: pause all floor {f_['pause']:.1f} s / graphrun {g_['pause']:.1f} s, "
+              f"resume all floor {f_['resume']:.1f} s / graphrun {g_['resume']:.1f} s; peak "
+              f"RSS above start floor {f_['rss_mb']:.0f} MB / graphrun {g_['rss_mb']:.0f} MB")
     print(f"throughput, 100 approvals at once (paused, then resumed): floor "
           f"{tput['floor']:.0f}/s, graphrun {tput['graphrun']:.0f}/s")
     print(f"(bench {t_bench:.1f} s)", file=sys.stderr)
@@ -523,11 +601,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--warmup", type=int, help="warm-up calls per side (default 2 quick / 5)")
     p.add_argument("--soak", type=int, help="approval threads paused at once "
                    "(default 50 quick / 200; 0 skips)")
+    p.add_argument("--scale", type=int, help="approvals paused on one worker, then resumed, "
+                   "graphrun vs floor (default 0 quick / 2000; 0 skips)")
     args = p.parse_args(argv)
     args.reps = args.reps or (9 if args.quick else 31)
     args.warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)
     if args.soak is None:
         args.soak = 50 if args.quick else 200
+    if args.scale is None:
+        args.scale = 0 if args.quick else 2000
     asyncio.run(run(args))
 
 
