@@ -219,8 +219,41 @@ async def record_copy_fork(gc: GraphClient) -> None:
     await _save(await _finish(gc, "copy-fork"), "copy_fork")
 
 
+async def record_approval_compact(gc: GraphClient) -> None:
+    """approval as the workflow now writes it: compact node calls and results, liveness
+    heartbeats and retries of lost workers, a result with the last checkpoint only."""
+    g, cfg = gc.graph("approval"), _cfg("approval-compact")
+    out = await g.ainvoke({"amount": 7}, cfg)
+    assert INTERRUPT in out, out
+    out = await g.ainvoke(Command(resume=True), cfg)
+    assert out.get("charged") is True, out
+    await _save(await _finish(gc, "approval-compact"), "approval_compact")
+
+
+async def record_approval_stored(gc: GraphClient) -> None:
+    """approval on a worker with external payload storage: each invocation records the
+    marker that lifts the payload size check (replay it with storage on too)."""
+    import tempfile
+
+    from graphrun.client import data_converter
+
+    with tempfile.TemporaryDirectory() as payloads:
+        client = await Client.connect(gc.client.service_client.config.target_host,
+                                      data_converter=data_converter(external_storage=payloads))
+        queue = "replay-record-stored"
+        async with create_worker(client, GRAPHS, task_queue=queue):
+            sgc = GraphClient(client, task_queue=queue)
+            g, cfg = sgc.graph("approval"), _cfg("approval-stored")
+            out = await g.ainvoke({"amount": 8}, cfg)
+            assert INTERRUPT in out, out
+            out = await g.ainvoke(Command(resume=True), cfg)
+            assert out.get("charged") is True, out
+            await _save(await _finish(sgc, "approval-stored"), "approval_stored")
+
+
 RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
-             "routed_update", "refused_attack", "empty_start", "copy_fork"]
+             "routed_update", "refused_attack", "empty_start", "copy_fork",
+             "approval_compact", "approval_stored"]
 
 
 async def main(names: list[str]) -> None:

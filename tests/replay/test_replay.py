@@ -13,12 +13,14 @@ import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.workflow import NondeterminismError
 
+from graphrun.client import data_converter
 from graphrun.worker import create_replayer
 from tests.replay.graphs import GRAPHS
 
 HISTORIES = Path(__file__).parent / "histories"
 BAD = "bad_approval.json"
-GOOD = sorted(p.name for p in HISTORIES.glob("*.json") if p.name != BAD)
+STORED = "approval_stored.json"  # recorded on a worker with external payload storage
+GOOD = sorted(p.name for p in HISTORIES.glob("*.json") if p.name not in (BAD, STORED))
 
 
 def _load(name: str) -> WorkflowHistory:
@@ -32,7 +34,9 @@ def test_expected_histories_present() -> None:
     assert set(GOOD) == {"approval.json", "parallel.json", "flaky.json",
                          "looping_first_run.json", "looping_last_run.json",
                          "approval_signals.json", "deadline.json", "routed_update.json",
-                         "refused_attack.json", "empty_start.json", "copy_fork.json"}
+                         "refused_attack.json", "empty_start.json", "copy_fork.json",
+                         "approval_compact.json"}
+    assert (HISTORIES / STORED).exists()
     assert (HISTORIES / BAD).exists()
 
 
@@ -40,6 +44,15 @@ def test_expected_histories_present() -> None:
 async def test_replay_succeeds(name: str) -> None:
     history = _load(name)
     result = await create_replayer(graphs=GRAPHS).replay_workflow(history)
+    assert result.replay_failure is None
+
+
+async def test_replay_with_external_storage(tmp_path: Path) -> None:
+    # The worker lifted the payload size check, and said so with a marker per invocation:
+    # a replayer with storage on matches it.
+    replayer = create_replayer(graphs=GRAPHS,
+                               data_converter=data_converter(external_storage=tmp_path))
+    result = await replayer.replay_workflow(_load(STORED))
     assert result.replay_failure is None
 
 
