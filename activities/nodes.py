@@ -19,7 +19,7 @@ from graphrun.checkpoint import TaskCall
 from graphrun.errors import UndeclaredTypeError
 from graphrun.payloads import NodeCall, NodeResult, UpdateCall
 from graphrun.runner import HEARTBEAT, arun_task, handle_error, node_writes, run_task
-from graphrun.types import PUSH, matching_policy
+from graphrun.types import matching_policy
 
 
 def _refuse(what: str, exc: Exception) -> ApplicationError:
@@ -41,10 +41,10 @@ async def run_node(call: NodeCall) -> NodeResult:
     node = spec.nodes[call.node]
     types = spec.types  # decoding builds the graph's declared classes and nothing else
     try:
-        path = call.task.get("path") or ["", ""]
-        triggers = (PUSH,) if path[0] == PUSH else spec.triggers.get(call.node, ())
+        kind = (call.task.get("path") or [""])[0]
         task_call = TaskCall(
-            task=serde.task_from_wire(call.task, call.node, triggers, types),
+            task=serde.task_from_wire(call.task, call.node,
+                                      spec.usual_triggers(call.node, kind), types),
             resume=serde.loads(call.resume, types),
             null_resume=(serde.loads(call.null_resume, types) if call.has_null_resume
                          else MISSING),

@@ -18,6 +18,7 @@ from temporalio.client import (
     WithStartWorkflowOperation,
     WorkflowExecution,
     WorkflowExecutionStatus,
+    WorkflowHandle,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
@@ -376,16 +377,17 @@ class RemoteGraph:
                         req, tid, None, WorkflowIDReusePolicy.REJECT_DUPLICATE)
                 except WorkflowAlreadyStartedError:
                     pass
-            seed = await self._finished_thread(wid)
-            if seed is None and (input is None or isinstance(input, Command)):
+            finished = await self._completed_run(wid)
+            if finished is None and (input is None or isinstance(input, Command)):
                 # Never started: there is nothing to continue, so start no workflow.
                 raise (errors.EmptyInputError if input is None else errors.InvalidResumeError)(
                     f"thread '{tid}' was never started: invoke it with the graph's input "
                     f"first.")
-            if input is None and req.checkpoint_id is None:
-                done = await self._finished_result(wid, tid)
+            if finished is not None and input is None and req.checkpoint_id is None:
+                done = await self._finished_result(finished, tid)
                 if done is not None:
-                    return done
+                    return done  # read without fetching the whole thread
+            seed = await self._thread_of(finished) if finished is not None else None
             return await self._update_with_start(req, tid, seed,
                                                  WorkflowIDReusePolicy.ALLOW_DUPLICATE)
         except WorkflowUpdateFailedError as exc:
@@ -421,6 +423,11 @@ class RemoteGraph:
 
     async def _finished_thread(self, wid: str) -> dict[str, Any] | None:
         """The final state of the thread's last completed run, if there is one."""
+        handle = await self._completed_run(wid)
+        return await self._thread_of(handle) if handle is not None else None
+
+    async def _completed_run(self, wid: str) -> WorkflowHandle[Any, Any] | None:
+        """The thread's last run, if it completed."""
         handle = self.gc.client.get_workflow_handle(wid, result_type=ThreadResult)
         try:
             desc = await handle.describe()
@@ -428,8 +435,10 @@ class RemoteGraph:
             if exc.status == RPCStatusCode.NOT_FOUND:
                 return None
             raise
-        if desc.status != WorkflowExecutionStatus.COMPLETED:
-            return None
+        return handle if desc.status == WorkflowExecutionStatus.COMPLETED else None
+
+    @staticmethod
+    async def _thread_of(handle: WorkflowHandle[Any, Any]) -> dict[str, Any]:
         # The whole thread, from the closed run's query (a worker replays it): the run's
         # result keeps only its last checkpoint, to keep history small.
         try:
@@ -439,12 +448,13 @@ class RemoteGraph:
             result: ThreadResult = await handle.result()
             return result.thread
 
-    async def _finished_result(self, wid: str, tid: str) -> RunResult | None:
+    @staticmethod
+    async def _finished_result(handle: WorkflowHandle[Any, Any], tid: str
+                               ) -> RunResult | None:
         """`invoke(None)` on a finished thread with nothing left to run: its final state,
         as in-process and in LangGraph, and no new run. None when there is something to
         run (what an `update_state` after the end scheduled)."""
-        snap = await self.gc.client.get_workflow_handle(wid).query(
-            "get_state", args=[None, False, None])
+        snap = await handle.query("get_state", args=[None, False, None])
         if snap.get("next"):
             return None
         if not ((snap.get("config") or {}).get("configurable") or {}).get("checkpoint_id"):

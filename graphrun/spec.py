@@ -30,7 +30,7 @@ from graphrun.channels import (
 )
 from graphrun.declared import NO_TYPES, DeclaredTypes, reachable
 from graphrun.errors import GraphValidationError, InvalidUpdateError
-from graphrun.types import END, START, TASKS, RetryPolicy, Send, TimeoutPolicy
+from graphrun.types import END, PUSH, START, TASKS, RetryPolicy, Send, TimeoutPolicy
 
 if TYPE_CHECKING:
     from graphrun.checkpoint import Write
@@ -248,6 +248,10 @@ class GraphSpec:
     def is_root(self) -> bool:
         """The state is one value (a root channel), not a dict of keys."""
         return self.state_keys == (ROOT,)
+
+    def usual_triggers(self, name: str, kind: str) -> tuple[str, ...]:
+        """The triggers a task of node `name` has: its channels, or a Send's packet."""
+        return (PUSH,) if kind == PUSH else self.triggers.get(name, ())
 
     def present(self, values: dict[str, Any]) -> Any:
         """State values as users see them: the value itself for a one-value state."""

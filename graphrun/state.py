@@ -115,17 +115,15 @@ def subgraph_spec(graph: GraphSpec, node_name: str) -> GraphSpec | None:
     return found
 
 
-def _nested_thread(ckpt: Checkpoint, task_id: str, node_name: str) -> Thread | None:
-    """The thread of the subgraph a task ran: kept in the task while it is paused, or
-    in the checkpoint for a `checkpointer=True` subgraph."""
-    pending = ckpt.pending.get(task_id)
-    found = next((t for t in (pending.nested.values() if pending else ())
-                  if isinstance(t, Thread)), None)
-    if found is None:
-        found = next((t for k, t in ckpt.subgraphs.items()
-                      if k.startswith(f"{STATEFUL}{node_name}:") and isinstance(t, Thread)),
-                     None)
-    return found
+def _nested(pending: Any, stateful: Mapping[str, Any], node_name: str
+            ) -> tuple[str, Thread] | None:
+    """The thread of the subgraph a task ran, with its key: kept in the task while it is
+    paused, or in the checkpoint for a `checkpointer=True` subgraph."""
+    found = [(k, t) for k, t in (pending.nested.items() if pending else ())
+             if isinstance(t, Thread)]
+    found = found or [(k, t) for k, t in stateful.items()
+                      if k.startswith(f"{STATEFUL}{node_name}:") and isinstance(t, Thread)]
+    return found[0] if found else None
 
 
 def _subgraph_state(graph: GraphSpec, task: Task, pending: Any, thread_id: str,
@@ -134,13 +132,8 @@ def _subgraph_state(graph: GraphSpec, task: Task, pending: Any, thread_id: str,
     sub = subgraph_spec(graph, task.name)
     if sub is None:
         return None
-    found = [(k, t) for k, t in (pending.nested.items() if pending else ())
-             if isinstance(t, Thread)]
-    if not found and subgraphs:  # a checkpointer=True subgraph keeps its own
-        found = [(k, t) for k, t in stateful.items()
-                 if k.startswith(f"{STATEFUL}{task.name}:") and isinstance(t, Thread)]
-    if subgraphs and found:
-        key, saved = found[0]
+    if subgraphs and (found := _nested(pending, stateful, task.name)):
+        key, saved = found
         # A checkpointer=True subgraph runs under the node's name, without the task id.
         ns = task.ns.rsplit(NS_END, 1)[0] if key.startswith(STATEFUL) else task.ns
         return snapshot(sub, saved, saved.head, ns, subgraphs=True, thread_id=thread_id,
@@ -178,15 +171,15 @@ def locate(graph: GraphSpec, thread: Thread, configurable: Mapping[str, Any]
         ckpt = here.get(cmap.get(current_ns))
         name, _, task_id = part.partition(NS_END)
         sub = subgraph_spec(spec, name)
-        nested = _nested_thread(ckpt, task_id, name) if ckpt is not None else None
-        if sub is None or ckpt is None or nested is None:
+        found = _nested(ckpt.pending.get(task_id), ckpt.subgraphs, name) if ckpt else None
+        if sub is None or ckpt is None or found is None:
             raise InvalidUpdateError(
                 f"thread '{thread.thread_id}' has no subgraph at checkpoint_ns {ns!r}: it "
                 f"is gone once the subgraph finished (unless compiled with "
                 f"checkpointer=True).")
         parents[current_ns] = ckpt.id
         current_ns = part if not current_ns else f"{current_ns}{NS_SEP}{part}"
-        here, spec = nested, sub
+        here, spec = found[1], sub
     return spec, here, here.get(cmap.get(ns, cid)), ns, parents
 
 
@@ -349,14 +342,19 @@ def _superstep(graph: GraphSpec, thread: Thread, step: Sequence[Any], *,
                             checkpoint=checkpoint, node_writes=node_writes, config=config)
     updates = []
     for values, as_node, *_ in step:
-        if as_node is None or as_node in (END, COPY, INPUT):
-            raise InvalidUpdateError(
-                "as_node is required when applying multiple updates, and it cannot "
-                "be END, __copy__ or __input__")
+        check_one_of_many(as_node)
         node, values, current = resolve_update(graph, thread, values, as_node,
                                                checkpoint=checkpoint)
         updates.append((node, node_writes(graph, node, values, current, config)[0], values))
     return apply_updates(graph, thread, updates, clock=clock, checkpoint=checkpoint)
+
+
+def check_one_of_many(as_node: str | None) -> None:
+    """One of several updates applied as one step names a node that runs."""
+    if as_node is None or as_node in (END, COPY, INPUT):
+        raise InvalidUpdateError(
+            "as_node is required when applying multiple updates, and it cannot "
+            "be END, __copy__ or __input__")
 
 
 def _last_writer(graph: GraphSpec, ckpt: Checkpoint | None) -> str:

@@ -26,7 +26,6 @@ with workflow.unsafe.imports_passed_through():
         GraphNotFoundError,
         GraphrunError,
         InvalidResumeError,
-        InvalidUpdateError,
         UndeclaredTypeError,
     )
     from graphrun.payloads import (
@@ -41,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from graphrun.runner import node_writes, run_task
     from graphrun.serde import InputLimits
     from graphrun.spec import GraphSpec, NodeSpec
-    from graphrun.types import END, PUSH, START, Command
+    from graphrun.types import START, Command
 
 GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
 GRAPH_NAME = SearchAttributeKey.for_keyword("GraphName")
@@ -280,7 +279,7 @@ class GraphWorkflow:
         payload = NodeCall(
             graph=self._req.graph, node=task.name,
             thread_id=self._thread.thread_id,
-            task=serde.task_to_wire(task, _triggers(self._spec, task)),
+            task=serde.task_to_wire(task, self._spec.usual_triggers(task.name, task.path[0])),
             resume=serde.dumps(call.resume),
             null_resume=serde.dumps(None if call.null_resume is MISSING
                                     else call.null_resume),
@@ -498,10 +497,7 @@ class GraphWorkflow:
             return await self._update_as(items[0][0], items[0][1], checkpoint_id)
         updates = []
         for values, as_node, *_ in items:
-            if as_node is None or as_node in (END, state.COPY, state.INPUT):
-                raise InvalidUpdateError(
-                    "as_node is required when applying multiple updates, and it cannot "
-                    "be END, __copy__ or __input__")
+            state.check_one_of_many(as_node)
             updates.append(await self._writes_as(values, as_node, checkpoint_id))
         return state.apply_updates(self._spec, self._thread, updates, clock=self._now,
                                    checkpoint=checkpoint_id)
@@ -616,11 +612,6 @@ def _node_config(config: dict[str, Any]) -> dict[str, Any]:
     configurable = {k: v for k, v in (config.get("configurable") or {}).items()
                     if k != "thread_id"}
     return serde.dumps({"configurable": configurable}) if configurable else {}
-
-
-def _triggers(spec: GraphSpec, task: engine.Task) -> tuple[str, ...]:
-    """The usual triggers of a task (the node's channels; a Send's packet)."""
-    return (PUSH,) if task.path[0] == PUSH else spec.triggers.get(task.name, ())
 
 
 def _retry_policy(node: NodeSpec) -> TemporalRetryPolicy:
