@@ -20,7 +20,6 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from graphrun import serde
 from graphrun.channels import MISSING, Channel
 from graphrun.checkpoint import (
     STATEFUL,
@@ -161,7 +160,7 @@ def prepare_tasks(graph: GraphSpec, ckpt: Checkpoint, channels: Mapping[str, Cha
         if packet.node not in graph.nodes or packet.node == START:
             continue
         tasks.append(make(packet.node, PUSH, i, (PUSH,), packet.arg, timeout=(
-            serde.timeout_to_json(packet.timeout) if packet.timeout else None)))
+            packet.timeout.to_data() if packet.timeout else None)))
     state = None
     for name, triggers in graph.triggers.items():
         seen = ckpt.versions_seen.get(name, {})

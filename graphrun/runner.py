@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from graphrun import serde
 from graphrun.channels import MISSING
 from graphrun.checkpoint import STATEFUL, TaskCall, TaskResult, Write, interrupt_id
 from graphrun.errors import (
@@ -294,7 +293,7 @@ async def _call_async(fn: Callable[..., Awaitable[Any]] | None, ctx: TaskContext
     node = ctx.graph.nodes[ctx.call.task.name]
     call = fn(_node_input(ctx), **ctx.kwargs(node.injects))
     # A Send's own limits stand instead of the node's (LangGraph).
-    policy = serde.timeout_from_json(ctx.call.task.timeout) or node.timeout_policy
+    policy = TimeoutPolicy.from_data(ctx.call.task.timeout) or node.timeout_policy
     if policy is None:
         return await call
     return await _within(call, policy, node.name, ctx)

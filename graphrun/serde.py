@@ -55,7 +55,7 @@ def dumps(v: Any, types: DeclaredTypes | None = None) -> Any:
     if isinstance(v, Send):
         out = {TAG: "send", "node": v.node, "arg": dumps(v.arg, types)}
         if v.timeout is not None:
-            out["timeout"] = timeout_to_json(v.timeout)
+            out["timeout"] = v.timeout.to_data()
         return out
     if isinstance(v, Interrupt):
         return {TAG: "interrupt", **interrupt_to_json(v)}
@@ -135,7 +135,7 @@ def _loads(v: Any, types: DeclaredTypes, depth: int) -> Any:
         return {_loads(x, types, d) for x in v["v"]}
     if tag == "send":
         return Send(str(v["node"]), _loads(v["arg"], types, d),
-                    timeout=timeout_from_json(v.get("timeout")))
+                    timeout=TimeoutPolicy.from_data(v.get("timeout")))
     if tag == "interrupt":
         return _interrupt(v, types, d)
     if tag == "command":
@@ -331,19 +331,6 @@ def snapshot_to_json(s: Any) -> dict[str, Any]:
                    "result": dumps(t.result)} for t in s.tasks],
         "interrupts": [interrupt_to_json(i) for i in s.interrupts],
     }
-
-
-def timeout_to_json(t: TimeoutPolicy) -> list[Any]:
-    """A TimeoutPolicy as [run seconds, idle seconds, refresh_on]."""
-    return [*t.seconds(), t.refresh_on]
-
-
-def timeout_from_json(v: Any) -> TimeoutPolicy | None:
-    if v is None:
-        return None
-    run, idle, refresh_on = v
-    return TimeoutPolicy(run_timeout=run, idle_timeout=idle,
-                         refresh_on="heartbeat" if refresh_on == "heartbeat" else "auto")
 
 
 def snapshot_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> Any:

@@ -199,6 +199,18 @@ class TimeoutPolicy:
             return v.total_seconds() if isinstance(v, timedelta) else v
         return s(self.run_timeout), s(self.idle_timeout)
 
+    def to_data(self) -> list[Any]:
+        """As plain data, [run seconds, idle seconds, refresh_on] (tasks and the wire)."""
+        return [*self.seconds(), self.refresh_on]
+
+    @classmethod
+    def from_data(cls, v: Any) -> TimeoutPolicy | None:
+        if v is None:
+            return None
+        run, idle, refresh_on = v
+        return cls(run_timeout=run, idle_timeout=idle,
+                   refresh_on="heartbeat" if refresh_on == "heartbeat" else "auto")
+
 
 class PregelTask(NamedTuple):
     """A task of a checkpoint, as shown by `get_state().tasks`."""
