@@ -29,11 +29,18 @@ from temporalio.common import (
     WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
-from temporalio.contrib.pydantic import PydanticPayloadConverter, ToJsonOptions
+from temporalio.contrib.pydantic import (
+    PydanticJSONPlainPayloadConverter,
+    PydanticPayloadConverter,
+    ToJsonOptions,
+)
 from temporalio.converter import (
+    CompositePayloadConverter,
     DataConverter,
     DefaultFailureConverter,
     DefaultFailureConverterWithEncodedAttributes,
+    DefaultPayloadConverter,
+    JSONPlainPayloadConverter,
     PayloadCodec,
 )
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
@@ -89,11 +96,20 @@ class GraphDataConverter(DataConverter):
         return self.payload_codec is not None
 
 
+# The SDK builds a payload converter for every workflow activation. A new pydantic
+# JSON converter makes a serializer and an empty type-adapter cache, so each
+# activation paid for both again; the converters share one instead.
+_WIRE_CONVERTERS = tuple(
+    PydanticJSONPlainPayloadConverter(ToJsonOptions(exclude_unset=True))
+    if isinstance(c, JSONPlainPayloadConverter) else c
+    for c in DefaultPayloadConverter.default_encoding_payload_converters)
+
+
 class _WirePayloadConverter(PydanticPayloadConverter):
     """Pydantic JSON that leaves out the fields a model did not set (see payloads)."""
 
     def __init__(self) -> None:
-        super().__init__(ToJsonOptions(exclude_unset=True))
+        CompositePayloadConverter.__init__(self, *_WIRE_CONVERTERS)
 
 
 data_converter = GraphDataConverter(payload_converter_class=_WirePayloadConverter)
@@ -406,7 +422,8 @@ class RemoteGraph:
             "GraphWorkflow", StartRequest(graph=self.name, thread_id=tid, thread=seed,
                                          max_history=self.gc.max_history,
                                          history_event_limit=self.gc.history_event_limit,
-                                         search_attributes=self.gc.search_attributes),
+                                         search_attributes=self.gc.search_attributes,
+                                         upsert_changes_only=self.gc.search_attributes),
             id=self.gc.workflow_id(tid), task_queue=self.gc.task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING, id_reuse_policy=reuse,
             search_attributes=TypedSearchAttributes([

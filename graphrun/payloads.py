@@ -109,6 +109,9 @@ class StartRequest(_Wire):
     max_history: int = 100
     history_event_limit: int = 10_000
     search_attributes: bool = True  # keep GraphStatus/GraphName current (must be registered)
+    # The start itself set GraphStatus and GraphName (graphrun's client does), so the
+    # workflow upserts only values that change. False in histories from before it.
+    upsert_changes_only: bool = False
     deadlines: dict[str, str] = {}  # interrupt id -> ISO expiry, carried by continue-as-new
 
 

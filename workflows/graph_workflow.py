@@ -148,7 +148,8 @@ class GraphWorkflow:
                     graph=req.graph, thread_id=req.thread_id,
                     thread=serde.thread_to_json(self._thread), max_history=req.max_history,
                     history_event_limit=req.history_event_limit,
-                    search_attributes=req.search_attributes, deadlines=dict(self._deadlines))
+                    search_attributes=req.search_attributes,
+                    upsert_changes_only=req.upsert_changes_only, deadlines=dict(self._deadlines))
                 if not self._inbox and self._oversized(carried, "the thread") is None:
                     workflow.continue_as_new(carried)
                 # A thread too large to carry over stays in this run (its history grows).
@@ -366,8 +367,14 @@ class GraphWorkflow:
     def _set_status(self, status: str) -> None:
         self._status = status
         if self._req.search_attributes:
-            workflow.upsert_search_attributes([GRAPH_STATUS.value_set(status),
-                                               GRAPH_NAME.value_set(self._req.graph)])
+            want = [GRAPH_STATUS.value_set(status), GRAPH_NAME.value_set(self._req.graph)]
+            if self._req.upsert_changes_only:
+                # Each upsert is a visibility write: about a tenth of the server's work
+                # for an approval. Decided by the input, so old histories replay as run.
+                have = workflow.info().typed_search_attributes
+                want = [u for u in want if have.get(u.key) != u.value]
+            if want:
+                workflow.upsert_search_attributes(want)
         self._publish_details()
 
     def _publish_details(self) -> None:

@@ -230,6 +230,17 @@ async def record_approval_compact(gc: GraphClient) -> None:
     await _save(await _finish(gc, "approval-compact"), "approval_compact")
 
 
+async def record_approval_status(gc: GraphClient) -> None:
+    """approval started by a client that sets GraphStatus/GraphName at the start: the
+    workflow upserts only the values that change."""
+    g, cfg = gc.graph("approval"), _cfg("approval-status")
+    out = await g.ainvoke({"amount": 9}, cfg)
+    assert INTERRUPT in out, out
+    out = await g.ainvoke(Command(resume=True), cfg)
+    assert out.get("charged") is True, out
+    await _save(await _finish(gc, "approval-status"), "approval_status")
+
+
 async def record_approval_stored(gc: GraphClient) -> None:
     """approval on a worker with external payload storage: each invocation records the
     marker that lifts the payload size check (replay it with storage on too)."""
@@ -253,7 +264,7 @@ async def record_approval_stored(gc: GraphClient) -> None:
 
 RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
-             "approval_compact", "approval_stored"]
+             "approval_compact", "approval_stored", "approval_status"]
 
 
 async def main(names: list[str]) -> None:

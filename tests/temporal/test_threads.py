@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import operator
 import subprocess
 import threading
@@ -239,6 +240,13 @@ async def test_search_attributes_and_queries(temporal_client, graph_worker):
     final = await graph.aget_state(cfg)
     assert final.next == () and final.values["answer"] == "ok"
     assert await handle.query("pending_interrupts") == []
+    # The start set running and the name: only the changes are upserted (each one is
+    # a visibility write on the server).
+    upserts = [e.upsert_workflow_search_attributes_event_attributes.search_attributes
+               for e in (await handle.fetch_history()).events
+               if e.HasField("upsert_workflow_search_attributes_event_attributes")]
+    assert [{k: json.loads(v.data) for k, v in u.indexed_fields.items()} for u in upserts] == [
+        {"GraphStatus": "interrupted"}, {"GraphStatus": "running"}, {"GraphStatus": "done"}]
 
 
 # -- 5. failure without loss ------------------------------------------------------------
