@@ -30,8 +30,9 @@ inputs/results, update accept/complete, markers, search attributes, ...).
 Soak: N approval threads paused at once on a separate graphrun worker with
 `max_cached_workflows=10`, then all resumed with `GraphClient.resume` (signal) and
 polled with describe() until completed; wall time and this process's RSS.
-Throughput: 100 approvals at once (all paused, then all resumed), floor and graphrun
-in turn, the best round of each.
+Throughput: 100 approvals at once (all paused, then all resumed): the floor, graphrun,
+and graphrun without its search-attribute upserts, in turn; the best round of each, and
+the CPU per approval of this process and of the dev server.
 The last line is `temporal-vs-floor: chain=<r> approval=<r> resume=<r> local-chain=<r>
 payload=<r> throughput=<r>`: graphrun/floor median time ratios (approval =
 start-to-first-pause), payload = the larger of the chain's and the approval's history
@@ -198,6 +199,10 @@ class Bench:
         self.chain = gc_.graph("chain")
         self.local_chain = gc_.graph("local_chain")
         self.approval = gc_.graph("approval")
+        # The same graph and worker, called by a client that keeps no search attributes.
+        from graphrun.client import GraphClient
+        self.approval_no_sa = GraphClient(client, task_queue=TQ_GRAPH,
+                                          search_attributes=False).graph("approval")
         self.last: dict[str, str] = {}  # case -> last workflow id (for history)
         self.pending_resume: dict[str, list[str]] = {"floor": [], "graphrun": []}
 
@@ -228,9 +233,9 @@ class Bench:
     async def floor_pause(self) -> str:
         return await self.floor_start(1, True, "floor-approval")
 
-    async def graph_pause(self) -> str:
+    async def graph_pause(self, graph: Any = None) -> str:
         tid = new_id("approval")
-        out = await self.approval.ainvoke({"request": "deploy"},
+        out = await (graph or self.approval).ainvoke({"request": "deploy"},
                                           {"configurable": {"thread_id": tid}})
         assert "__interrupt__" in out, out
         return tid
@@ -240,9 +245,9 @@ class Bench:
             "resume_update", 1, result_type=dict)
         assert x == {"n": 1}, x
 
-    async def graph_resume(self, tid: str) -> None:
+    async def graph_resume(self, tid: str, graph: Any = None) -> None:
         from graphrun import Command
-        out = await self.approval.ainvoke(Command(resume=True),
+        out = await (graph or self.approval).ainvoke(Command(resume=True),
                                           {"configurable": {"thread_id": tid}})
         assert out.get("approved") is True, out
 
@@ -294,21 +299,45 @@ async def approval_samples(b: Bench, reps: int, warmup: int
     return pause, resume, last
 
 
-async def throughput(b: Bench, n: int, rounds: int) -> dict[str, float]:
-    """n approvals at once (all paused, then all resumed), floor and graphrun in turn;
-    the best round of each, in approvals per second."""
-    best: dict[str, float] = {"floor": 0.0, "graphrun": 0.0}
+def server_cpu_s() -> float:
+    """CPU seconds used so far by this process's children (the dev server)."""
+    import os
+    total, me, tick = 0.0, os.getpid(), os.sysconf("SC_CLK_TCK")
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+async def throughput(b: Bench, n: int, rounds: int) -> dict[str, dict[str, float]]:
+    """n approvals at once (all paused, then all resumed): the floor, graphrun, and
+    graphrun with its GraphStatus/GraphName upserts off, in turn. Per contender: the
+    best round's approvals per second, and the mean CPU ms per approval of this process
+    (workers and client) and of the dev server."""
+    names = ["floor", "graphrun", "graphrun-no-sa"]
+    rates: dict[str, list[float]] = {k: [] for k in names}
+    cpu: dict[str, list[tuple[float, float]]] = {k: [] for k in names}
     ops = {"floor": (b.floor_pause, b.floor_resume),
-           "graphrun": (b.graph_pause, b.graph_resume)}
+           "graphrun": (b.graph_pause, b.graph_resume),
+           "graphrun-no-sa": (lambda: b.graph_pause(b.approval_no_sa),
+                              lambda t: b.graph_resume(t, b.approval_no_sa))}
     for r in range(rounds):
-        for k in (["floor", "graphrun"] if r % 2 == 0 else ["graphrun", "floor"]):
+        for k in (names if r % 2 == 0 else names[::-1]):
             pause, resume = ops[k]
             gc.collect()
-            t0 = time.perf_counter()
+            t0, c0, s0 = time.perf_counter(), time.process_time(), server_cpu_s()
             ids = await asyncio.gather(*(pause() for _ in range(n)))
             await asyncio.gather(*(resume(i) for i in ids))
-            best[k] = max(best[k], n / (time.perf_counter() - t0))
-    return best
+            rates[k].append(n / (time.perf_counter() - t0))
+            cpu[k].append(((time.process_time() - c0) * 1e3 / n,
+                           (server_cpu_s() - s0) * 1e3 / n))
+    return {k: {"rate": max(rates[k]), "cpu": statistics.mean(c for c, _ in cpu[k]),
+                "server": statistics.mean(s for _, s in cpu[k])} for k in names}
 
 
 # -- history -------------------------------------------------------------------------------
@@ -545,7 +574,7 @@ async def run(args: argparse.Namespace) -> None:
             hist_ids["local/local"] = (last["floor"], last["graphrun"])
             hist = {k: (await history_stats(client, f), await history_stats(client, g))
                     for k, (f, g) in hist_ids.items()}
-            tput = await throughput(b, 100, 2 if args.quick else 4)
+            tput = await throughput(b, 100, 4 if args.quick else 6)
         t_bench = time.perf_counter() - t_start
         soak_res = await soak(client, args.soak, graphs["approval"]) if args.soak else None
         scale_res = await scale(client, args.scale, graphs["approval"]) if args.scale else None
@@ -584,14 +613,16 @@ async def run(args: argparse.Namespace) -> None:
               f"time: pause all floor {f_['pause']:.1f} s / graphrun {g_['pause']:.1f} s, "
               f"resume all floor {f_['resume']:.1f} s / graphrun {g_['resume']:.1f} s; peak "
               f"RSS above start floor {f_['rss_mb']:.0f} MB / graphrun {g_['rss_mb']:.0f} MB")
-    print(f"throughput, 100 approvals at once (paused, then resumed): floor "
-          f"{tput['floor']:.0f}/s, graphrun {tput['graphrun']:.0f}/s")
+    print("throughput, 100 approvals at once (paused, then resumed), best round; CPU ms per "
+          "approval, this process (workers, client) + dev server:")
+    for k, v in tput.items():
+        print(f"  {k:<15} {v['rate']:5.0f}/s   cpu {v['cpu']:5.1f} + {v['server']:5.1f} ms")
     print(f"(bench {t_bench:.1f} s)", file=sys.stderr)
     payload = max(hist[k][1]["bytes"] / max(hist[k][0]["bytes"], 1)
                   for k in ("chain", "approval"))
     print(f"temporal-vs-floor: chain={ratio['chain']:.2f} approval={ratio['approval']:.2f} "
           f"resume={ratio['resume']:.2f} local-chain={ratio['local-chain']:.2f} "
-          f"payload={payload:.2f} throughput={tput['graphrun'] / tput['floor']:.2f}")
+          f"payload={payload:.2f} throughput={tput['graphrun']['rate'] / tput['floor']['rate']:.2f}")
 
 
 def main(argv: list[str] | None = None) -> None:

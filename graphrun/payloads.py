@@ -10,6 +10,7 @@ that were set, and `_Wire` sets only those that differ from their defaults).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -20,10 +21,19 @@ class _Wire(BaseModel):
 
     def __init__(self, **data: Any) -> None:
         # What equals its default is left unset, so the wire does not carry it.
-        fields = type(self).model_fields
+        defaults = _defaults(type(self))
         super().__init__(**{k: v for k, v in data.items()
-                            if k not in fields or fields[k].is_required()
-                            or v != fields[k].get_default(call_default_factory=True)})
+                            if defaults.get(k, _REQUIRED) is _REQUIRED or v != defaults[k]})
+
+
+_REQUIRED = object()
+
+
+@functools.cache
+def _defaults(cls: type[BaseModel]) -> dict[str, Any]:
+    """Each field's default (read-only here), looked up once per model class."""
+    return {k: _REQUIRED if f.is_required() else f.get_default(call_default_factory=True)
+            for k, f in cls.model_fields.items()}
 
 
 class NodeCall(_Wire):
