@@ -128,6 +128,11 @@ class TaskCall:
     attempt: int = 1  # which try this is (retries), and when the first one started
     first_attempt_time: float | None = None
     durability: str | None = None  # the run's; a subgraph the task runs keeps it too
+    # Outcomes of the @task calls the step's tasks made so far, by call id (graphrun.calls).
+    calls: dict[str, PendingTask] = field(default_factory=dict)
+    # Run only this call: the call ids from the task down to it (Temporal runs each call
+    # as its own activity, by running its caller again down to it).
+    target: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -147,3 +152,8 @@ class TaskResult:
     paused: bool = False  # stopped inside: an interrupt, or a subgraph's static breakpoint
     # Stream chunks of subgraphs the task ran: (namespace, mode, chunk), for subgraphs=True.
     sub_events: list[Any] = field(default_factory=list)
+    # @task calls: those that finished inside this task (in-process), with their tasks,
+    # and those it waits for (on Temporal, where each call is an activity of its own).
+    calls: list[tuple[Task, TaskResult]] = field(default_factory=list)
+    awaiting: list[Task] = field(default_factory=list)
+    took_null_resume: bool = False  # a call answered its interrupt with the run's resume

@@ -49,6 +49,7 @@ from graphrun.types import (
     NS_SEP,
     PULL,
     PUSH,
+    RETURN,
     START,
     TASKS,
     Command,
@@ -172,7 +173,7 @@ def prepare_tasks(graph: GraphSpec, ckpt: Checkpoint, channels: Mapping[str, Cha
                 tasks.append(make(name, PULL, name, triggers, channels[START].get(), current))
                 continue
             if state is None:
-                state = read_values(channels, graph.state_keys)
+                state = read_values(channels, graph.read_keys)
             tasks.append(make(name, PULL, name, triggers, state))
     return tasks
 
@@ -342,6 +343,14 @@ class Run:
         self._tasks: list[Task] = []
         self._by_id: dict[str, Task] = {}  # this step's tasks, by id
         self._done: dict[str, TaskResult] = {}
+        # @task calls (graphrun.calls) of this step: their outcomes; on Temporal also the
+        # calls being run (id -> the call, the ids from its step task down to it, and
+        # that task), who waits for which, results held meanwhile, and the next round.
+        self._call_results: dict[str, PendingTask] = {}
+        self._calls: dict[str, tuple[Task, tuple[str, ...], Task]] = {}
+        self._waiting: dict[str, set[str]] = {}
+        self._held: dict[str, TaskResult] = {}
+        self._round: list[Task] = []
         base = thread.get(o.checkpoint)
         if o.checkpoint is not None and base is not None and base is not thread.head:
             base = self._fork(base, dropping_answers=not (
@@ -435,6 +444,9 @@ class Run:
         """The tasks to execute now; empty when the run has finished or paused."""
         if self.status != "running":
             return []
+        if self._round:  # the step goes on: calls to run, or their callers again
+            tasks, self._round = self._round, []
+            return tasks
         assert self.ckpt is not None
         ckpt = self.ckpt
         tasks = prepare_tasks(self.graph, ckpt, self.channels, self.ns)
@@ -457,6 +469,7 @@ class Run:
         self._tasks = tasks
         self._by_id = {t.id: t for t in tasks}
         self._done = {}
+        self._call_results = {}
         for t in tasks:
             p = ckpt.pending.get(t.id)
             if p is not None and p.status == "done":
@@ -475,7 +488,8 @@ class Run:
         """Stream one task's chunks as it finishes (LangGraph's order: completion order).
         What was not reported by the time the step ends is streamed then, in path order."""
         t = self._by_id.get(r.task_id)
-        if t is None or t.id in self._reported or t.id in self._done or t.name == START:
+        if (t is None or t.id in self._reported or t.id in self._done or t.name == START
+                or r.awaiting):  # a task waiting for its calls is not finished
             return
         self._reported.add(t.id)
         self.events += r.sub_events  # a subgraph's chunks come before its node's
@@ -534,8 +548,12 @@ class Run:
                                           "type": "checkpoint", "payload": payload}))
 
     def call_for(self, task: Task) -> TaskCall:
-        """The task plus its answers: stored ones, one from an id map, or the single value."""
+        """The task plus its answers: stored ones, one from an id map, or the single value.
+        For a call being run on its own: its step task's, run down to that call."""
         assert self.ckpt is not None
+        if task.id in self._calls:
+            _, path, owner = self._calls[task.id]
+            return dataclasses.replace(self.call_for(owner), target=list(path))
         p = self.ckpt.pending.get(task.id)
         resume = list(p.resume) if p else []
         # Stateful subgraphs' threads, then what a paused task saved (its own subgraphs).
@@ -547,9 +565,13 @@ class Run:
         null = MISSING
         if self.null_resume is not MISSING and self._owner_of_null_resume() == task.id:
             null = self.null_resume
+        # Outcomes of this step's @task calls: saved on the checkpoint, or from this run.
+        calls = {k: v for k, v in self.ckpt.pending.items() if k not in self._by_id}
+        calls.update(self._call_results)
         return TaskCall(task=task, resume=resume, null_resume=null, nested=nested,
                         context=self.context, messages="messages" in self.options.stream_modes,
-                        checkpoint_id=self.ckpt.id, durability=self.options.durability)
+                        checkpoint_id=self.ckpt.id, durability=self.options.durability,
+                        calls=calls)
 
     def _owner_of_null_resume(self) -> str | None:
         # The single pending interrupt's task; else (lenient mode) the first task.
@@ -566,6 +588,10 @@ class Run:
         for r in results:
             if r.invalid_resume:
                 raise InvalidResumeError(r.invalid_resume)
+        taken = self._take_calls(results)
+        if taken is None:
+            return  # calls to run first (Temporal)
+        results = taken
         by_id = {**self._done, **{r.task_id: r for r in results}}
         self.resume_map.clear()
         self.null_resume = MISSING
@@ -586,6 +612,9 @@ class Run:
                                                 resume=list(r.resume), nested=r.nested)
                 else:
                     pending[t.id] = PendingTask(status="done", writes=list(r.writes))
+            # The step's calls' outcomes, after their callers (see _owner_of_null_resume).
+            pending.update({k: v for k, v in ckpt.pending.items() if k not in self._by_id})
+            pending.update(self._call_results)
             ckpt.pending = pending
             self._save_head()
             if failed:
@@ -630,6 +659,69 @@ class Run:
             self.ckpt.versions_seen[INTERRUPT] = dict(self.ckpt.channel_versions)
             self.status = "interrupted"
             self._emit_breakpoint()
+
+    def _take_calls(self, results: Sequence[TaskResult]) -> list[TaskResult] | None:
+        """Sort out @task calls: record their outcomes, and on Temporal plan the next
+        round (calls awaited, callers whose calls are done). None while the step waits."""
+        if not (self._calls or self._held or any(r.calls or r.awaiting for r in results)):
+            return list(results)
+        ready: list[str] = []
+        for r in results:
+            for call, cr in r.calls:  # finished inside their caller (in-process)
+                self._call_results[call.id] = _pending_of(cr)
+            entry = self._calls.get(r.task_id)
+            if entry is not None:  # a call run on its own (Temporal)
+                call, path, owner = entry
+                if r.awaiting and not r.error:
+                    self._await(r.awaiting, path, owner, r.task_id)
+                    continue
+                del self._calls[r.task_id]
+                self._call_finished(call, r)
+                caller = path[-2] if len(path) > 1 else owner.id
+                waits = self._waiting.get(caller, set())
+                waits.discard(r.task_id)
+                if not waits:
+                    self._waiting.pop(caller, None)
+                    ready.append(caller)
+            elif r.awaiting and not r.error:
+                self._await(r.awaiting, (), self._by_id[r.task_id], r.task_id)
+            else:
+                self._held[r.task_id] = r
+        for caller in ready:  # runs again, now with its calls' outcomes
+            self._round.append(self._calls[caller][0] if caller in self._calls
+                               else self._by_id[caller])
+        if self._round:
+            return None
+        held, self._held = list(self._held.values()), {}
+        return held
+
+    def _await(self, calls: Sequence[Task], path: tuple[str, ...], owner: Task,
+               caller: str) -> None:
+        for call in calls:
+            if call.id in self._calls or call.id in self._call_results:
+                continue
+            self._calls[call.id] = (call, (*path, call.id), owner)
+            self._waiting.setdefault(caller, set()).add(call.id)
+            self._round.append(call)
+            self._emit_task({"id": call.id, "name": call.name, "input": None,
+                             "triggers": call.triggers})
+        if caller not in self._waiting:  # nothing new to wait for: run it again now
+            self._round.append(self._calls[caller][0] if caller in self._calls
+                               else owner)
+
+    def _call_finished(self, call: Task, r: TaskResult) -> None:
+        """A call run on its own finished: keep its outcome and stream it."""
+        self._call_results[call.id] = _pending_of(r)
+        if r.took_null_resume:  # the run's single answer is used up (LangGraph)
+            self.null_resume = MISSING
+        self.events += [("custom", chunk) for chunk in r.custom]
+        if not r.error and not r.interrupts:
+            self.events.append(("updates", {call.name: dict(r.writes).get(RETURN)}))
+        self._emit_task({
+            "id": call.id, "name": call.name,
+            "error": TaskError(r.error["type"], r.error["message"]) if r.error else None,
+            "result": dict(r.writes).get(RETURN),
+            "interrupts": [{"value": i.value, "id": i.id} for i in r.interrupts]})
 
     def _commit(self, prev: Checkpoint, *, source: str, step: int,
                 writes: dict[str, Any] | None) -> None:
@@ -682,6 +774,16 @@ class Run:
             # A state that is not a dict gives way to the interrupts (LangGraph).
             out = {**(out if isinstance(out, dict) else {}), INTERRUPT: list(self.interrupts)}
         return out
+
+
+def _pending_of(r: TaskResult) -> PendingTask:
+    """What a @task call's result leaves on the checkpoint."""
+    if r.error:
+        return PendingTask(status="failed", error=r.error, resume=list(r.resume))
+    if r.interrupts or r.paused:
+        return PendingTask(status="interrupted", interrupts=list(r.interrupts),
+                           resume=list(r.resume))
+    return PendingTask(status="done", writes=list(r.writes))
 
 
 def validate_resume(graph: GraphSpec, thread: Thread, resume: Any, *,

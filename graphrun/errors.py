@@ -171,3 +171,27 @@ class ParentCommand(Exception):
     def __init__(self, command: Any) -> None:
         super().__init__(command)
         self.command = command
+
+
+class CallMismatchError(GraphrunError):
+    """A node ran again and did not make the @task call it made before at that point.
+
+    A node that calls tasks runs again on resume (and, on Temporal, after each round of
+    calls), and gets each call's saved result back by the call's position. The calls it
+    makes must therefore depend only on its input, its answers and earlier results.
+    """
+
+
+class CallsPending(BaseException):
+    """Unwinds a node that needs the result of a @task call that has not run yet (on
+    Temporal); a BaseException so a node's `except Exception` does not swallow it."""
+
+
+class TargetReached(BaseException):
+    """Unwinds a node that reached the call this run is for (Temporal); `run`/`arun`
+    run that call and give its result."""
+
+    def __init__(self, run: Any, arun: Any) -> None:
+        super().__init__()
+        self.run = run
+        self.arun = arun

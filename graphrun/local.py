@@ -424,6 +424,16 @@ class CompiledStateGraph:
                                  supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
         return self.bulk_update_state(config, supersteps)
 
+    def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        return _json_schema(self.spec.input_type, "LangGraphInput")
+
+    def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        return _json_schema(self.spec.output_type, "LangGraphOutput")
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        schema = self.spec.builder.context_schema
+        return None if schema is None else _json_schema(schema, "LangGraphContext")
+
     def get_graph(self) -> Any:
         return self.spec
 
@@ -504,6 +514,15 @@ def _retry_delay(result: TaskResult, policies: Sequence[RetryPolicy], attempt: i
     if policy is None or attempt >= policy.max_attempts:
         return None
     return retry_delay(policy, attempt, random.uniform(0, 1))
+
+
+def _json_schema(annotation: Any, title: str) -> dict[str, Any]:
+    """An annotation's JSON Schema, titled as LangGraph titles a graph's input/output."""
+    from pydantic import TypeAdapter
+
+    schema: dict[str, Any] = TypeAdapter(annotation).json_schema()
+    schema.setdefault("title", title)
+    return schema
 
 
 def _modes(stream_mode: Any) -> frozenset[str]:

@@ -23,6 +23,7 @@ from typing import Any
 from graphrun.channels import MISSING
 from graphrun.checkpoint import STATEFUL, TaskCall, TaskResult, Write, interrupt_id
 from graphrun.errors import (
+    CallsPending,
     GraphInterrupt,
     InvalidResumeError,
     InvalidUpdateError,
@@ -30,6 +31,7 @@ from graphrun.errors import (
     NodeError,
     NodeTimeoutError,
     ParentCommand,
+    TargetReached,
 )
 from graphrun.runtime import ExecutionInfo, Runtime, coerce_context, injected
 from graphrun.spec import GraphSpec, goto_writes
@@ -59,9 +61,24 @@ class TaskContext:
     # stream(): where chunks written during the node go at once; else they wait in
     # `custom` and `sub_events` for the task's result.
     live: Callable[[tuple[Any, ...]], None] | None = None
+    # @task calls (graphrun.calls): saved outcomes by call id, how many were made, those
+    # that finished here, those awaited, and the call this run is for (Temporal).
+    calls: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    call_counter: int = 0
+    finished_calls: list[Any] = dataclasses.field(default_factory=list)
+    awaiting: list[Any] = dataclasses.field(default_factory=list)
+    target: list[str] = dataclasses.field(default_factory=list)
+    inline_calls: bool = True
+    parent: TaskContext | None = None  # the task a call was made in
+    took_null_resume: bool = False
 
     def take_null_resume(self) -> Any:
+        # A call's interrupt takes the run's single answer from its caller (LangGraph).
         v, self.null_resume = self.null_resume, MISSING
+        if v is MISSING and self.parent is not None:
+            v = self.parent.take_null_resume()
+        if v is not MISSING:
+            self.took_null_resume = True
         return v
 
     def progressed(self) -> None:
@@ -104,6 +121,10 @@ _CONTEXT: contextvars.ContextVar[TaskContext | None] = contextvars.ContextVar(
 def current_task() -> TaskContext | None:
     return _CONTEXT.get()
 
+
+# False in the node activity on Temporal: @task calls there are activities of their own.
+CALLS_INLINE: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "graphrun_calls_inline", default=True)
 
 # Set by the node activity on Temporal; in-process there is nobody to tell.
 HEARTBEAT: contextvars.ContextVar[Callable[..., None] | None] = contextvars.ContextVar(
@@ -217,7 +238,9 @@ def _context(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None,
              ) -> TaskContext:
     return TaskContext(graph=graph, call=call, config=task_config(call, config),
                        resume=list(call.resume), null_resume=call.null_resume,
-                       resume_map=resume_map, nested=dict(call.nested), live=live)
+                       resume_map=resume_map, nested=dict(call.nested), live=live,
+                       calls=call.calls, target=list(call.target),
+                       inline_calls=CALLS_INLINE.get())
 
 
 def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None = None, *,
@@ -234,6 +257,11 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
         except ParentCommand as command:  # a subgraph this node ran speaks for it
             out = command.command
         return _finish(graph, ctx, out)
+    except TargetReached as reached:
+        result: TaskResult = reached.run()
+        return result
+    except CallsPending:
+        return _awaiting(ctx)
     except asyncio.CancelledError as exc:  # no loop cancels a sync node: the node raised it
         return _failed(ctx, NodeCancelledError(call.task.name), raise_errors, cause=exc)
     except BaseException as exc:
@@ -263,6 +291,11 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
         except ParentCommand as command:  # a subgraph this node ran speaks for it
             out = command.command
         return _finish(graph, ctx, out)
+    except TargetReached as reached:
+        result: TaskResult = await reached.arun()
+        return result
+    except CallsPending:
+        return _awaiting(ctx)
     except asyncio.CancelledError as exc:
         task = asyncio.current_task()
         if task is not None and task.cancelling() == 0:  # raised by the node, not asked for
@@ -328,23 +361,43 @@ def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool, *,
     t = ctx.call.task
     if cause is not None:
         exc.__cause__ = cause
+    if (ctx.awaiting or ctx.target) and isinstance(exc, Exception):
+        return _awaiting(ctx)  # calls to run first (then it runs again), or none reached
     if isinstance(exc, GraphInterrupt):
         return TaskResult(task_id=t.id, interrupts=list(exc.interrupts), paused=True,
                           resume=list(ctx.resume), nested=ctx.nested, custom=list(ctx.custom),
-                          sub_events=list(ctx.sub_events))
+                          sub_events=list(ctx.sub_events), calls=list(ctx.finished_calls),
+                          took_null_resume=ctx.took_null_resume)
     if ctx.invalid_resume:
         return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume)
     if isinstance(exc, ParentCommand) or raise_errors or not isinstance(exc, Exception):
         raise exc
     return TaskResult(task_id=t.id, error={"type": type(exc).__name__, "message": str(exc)},
                       exception=exc, resume=list(ctx.resume), nested=ctx.nested,
-                      custom=list(ctx.custom))
+                      custom=list(ctx.custom), calls=list(ctx.finished_calls))
+
+
+def _awaiting(ctx: TaskContext) -> TaskResult:
+    """The task stopped for @task calls that have not run (Temporal): it runs again once
+    they have. Or it ran to the end without reaching the call it ran for."""
+    t = ctx.call.task
+    if ctx.target:
+        return TaskResult(task_id=ctx.target[0], error={
+            "type": "CallMismatchError",
+            "message": f"node '{t.name}' ran again and did not make the @task call it made "
+                       f"before at that point (call {ctx.target[0]}). The calls a node "
+                       f"makes may depend only on its input, its answers to interrupt() "
+                       f"and the results of its earlier calls."})
+    return TaskResult(task_id=t.id, awaiting=list(ctx.awaiting), resume=list(ctx.resume),
+                      nested=ctx.nested, took_null_resume=ctx.took_null_resume)
 
 
 def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
     t = ctx.call.task
     if ctx.invalid_resume:
         return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume)
+    if ctx.awaiting or ctx.target:
+        return _awaiting(ctx)
     if ctx.messages is not None:
         ctx.messages.node_returned(out)
     writes, update = node_writes(graph, t.name, out,
@@ -353,7 +406,8 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
     writes = [w for w in ctx.pushed if w[0] in graph.state_keys] + writes
     return TaskResult(task_id=t.id, writes=writes, update=update, resume=list(ctx.resume),
                       custom=list(ctx.custom), sub_events=list(ctx.sub_events),
-                      nested={k: v for k, v in ctx.nested.items() if k.startswith(STATEFUL)})
+                      nested={k: v for k, v in ctx.nested.items() if k.startswith(STATEFUL)},
+                      calls=list(ctx.finished_calls), took_null_resume=ctx.took_null_resume)
 
 
 def node_writes(graph: GraphSpec, name: str, out: Any, state: Any,

@@ -245,6 +245,19 @@ class GraphSpec:
             trigger_channels=frozenset(c for ts in triggers.values() for c in ts))
 
     @property
+    def input_type(self) -> Any:
+        return self.builder.schemas[1] or self.builder.state_schema
+
+    @property
+    def output_type(self) -> Any:
+        return self.builder.schemas[2] or self.builder.state_schema
+
+    @property
+    def read_keys(self) -> tuple[str, ...]:
+        """The channels a node's task reads (an @entrypoint's reads its input)."""
+        return self.state_keys
+
+    @property
     def is_root(self) -> bool:
         """The state is one value (a root channel), not a dict of keys."""
         return self.state_keys == (ROOT,)

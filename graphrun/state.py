@@ -358,7 +358,10 @@ def check_one_of_many(as_node: str | None) -> None:
 
 
 def _last_writer(graph: GraphSpec, ckpt: Checkpoint | None) -> str:
-    """LangGraph's rule: the node that most recently saw a new version; ties are ambiguous."""
+    """LangGraph's rule: the node that most recently saw a new version; ties are ambiguous.
+    A graph of one node (an @entrypoint) has no other writer."""
+    if len(graph.nodes) == 1:
+        return next(iter(graph.nodes))
     if ckpt is None or not any(v for seen in ckpt.versions_seen.values() for v in seen.values()):
         return START
     last = sorted((v, n) for n, seen in ckpt.versions_seen.items() if n in graph.nodes

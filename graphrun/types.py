@@ -21,6 +21,7 @@ RESUME = "__resume__"
 ERROR = "__error__"
 TASKS = "__pregel_tasks"
 PUSH = "__pregel_push"
+RETURN = "__return__"  # the channel a @task call's result is written to
 PULL = "__pregel_pull"
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
 NS_SEP = "|"

@@ -1,0 +1,295 @@
+"""@task calls made from inside a running task (LangGraph's Functional API tasks).
+
+A call is a task of its own in the caller's step. Its id comes from the caller's id and
+the call's position, so a caller that runs again (on resume, or on Temporal after each
+round of calls) makes the same calls under the same ids and gets their saved outcomes
+back instead of running them again.
+
+How a call without a saved outcome runs depends on the driver:
+- in-process (inline): at once, in a thread (or a task of the running loop for an async
+  caller), as LangGraph does; its outcome travels in the caller's `TaskResult.calls`.
+- on Temporal: it is not run in the caller's activity. The caller stops at the first
+  `result()` it cannot have (`CallsPending`) and its result lists the calls it awaits.
+  The workflow runs each call as an activity that runs the caller again down to that
+  call (`TaskCall.target`), then runs the caller again with the calls' outcomes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import inspect
+import threading
+import time
+from collections.abc import Callable, Generator, Sequence
+from typing import Any
+
+from graphrun.channels import MISSING
+from graphrun.checkpoint import Task, TaskCall, TaskResult, interrupt_id, task_id
+from graphrun.errors import (
+    CallsPending,
+    GraphInterrupt,
+    NodeFailedError,
+    TargetReached,
+)
+from graphrun.runner import _CONTEXT, TaskContext, current_task, task_config
+from graphrun.types import (
+    NS_END,
+    NS_SEP,
+    PUSH,
+    RETURN,
+    PendingTask,
+    RetryPolicy,
+    matching_policy,
+    retry_delay,
+)
+
+
+def call_task(name: str, fn: Callable[..., Any], args: tuple[Any, ...],
+              kwargs: dict[str, Any], retry: Sequence[RetryPolicy]) -> TaskFuture:
+    """Call `fn` as the task `name` of the running task; returns its future."""
+    ctx = current_task()
+    if ctx is None:
+        raise RuntimeError(
+            f"task '{name}' was called outside a running graph. Call @task functions inside "
+            f"an @entrypoint or a graph node while it runs.")
+    idx, ctx.call_counter = ctx.call_counter, ctx.call_counter + 1
+    call = _call(ctx, name, idx)
+    saved: PendingTask | None = ctx.calls.get(call.id)
+    if saved is not None and saved.status != "interrupted":
+        return TaskFuture(call, outcome=saved)
+    if ctx.target:  # Temporal: this run is for one call
+        if ctx.target[0] != call.id:
+            return TaskFuture(call, ctx=ctx)  # another round's call: its result never read
+
+        def run() -> TaskResult:
+            return run_call(_context(ctx, call, saved), fn, args, kwargs, retry)
+
+        async def arun() -> TaskResult:
+            return await arun_call(_context(ctx, call, saved), fn, args, kwargs, retry)
+
+        raise TargetReached(run, arun)
+    if ctx.inline_calls:
+        return _start(ctx, call, saved, fn, args, kwargs, retry)
+    if saved is not None and not _answered(ctx, call, saved):
+        return TaskFuture(call, outcome=saved)  # still waiting for its answer
+    ctx.awaiting.append(call)
+    return TaskFuture(call, ctx=ctx)
+
+
+def _call(ctx: TaskContext, name: str, idx: int) -> Task:
+    caller = ctx.call.task
+    cid = task_id(ctx.call.checkpoint_id, caller.ns, caller.step, name, PUSH,
+                  f"{caller.id}:{idx}")
+    prefix = caller.ns.rsplit(NS_SEP, 1)[0] + NS_SEP if NS_SEP in caller.ns else ""
+    return Task(id=cid, name=name, path=(PUSH, idx, caller.id), triggers=(PUSH,),
+                input=None, ns=f"{prefix}{name}{NS_END}{cid}", step=caller.step)
+
+
+def _answered(ctx: TaskContext, call: Task, saved: PendingTask) -> bool:
+    """Whether an interrupted call has an answer in this run (by id, or the single one)."""
+    if interrupt_id(call.ns, len(saved.resume)) in ctx.resume_map:
+        return True
+    c: TaskContext | None = ctx
+    while c is not None:
+        if c.null_resume is not MISSING:
+            return True
+        c = c.parent
+    return False
+
+
+def _context(ctx: TaskContext, call: Task, saved: PendingTask | None) -> TaskContext:
+    resume = list(saved.resume) if saved is not None else []
+    answer = ctx.resume_map.get(interrupt_id(call.ns, len(resume)), MISSING)
+    if answer is not MISSING:
+        resume.append(answer)
+    tc = TaskCall(task=call, resume=resume, context=ctx.call.context,
+                  messages=ctx.call.messages, checkpoint_id=ctx.call.checkpoint_id,
+                  durability=ctx.call.durability, calls=ctx.calls)
+    inline = not ctx.target
+    return TaskContext(
+        graph=ctx.graph, call=tc, config=task_config(tc, ctx.config), resume=resume,
+        null_resume=MISSING, resume_map=ctx.resume_map, nested={}, live=ctx.live,
+        calls=ctx.calls, target=ctx.target[1:], inline_calls=ctx.inline_calls, parent=ctx,
+        # In-process a call's chunks and nested calls join its caller's; a call run by
+        # itself on Temporal reports its own.
+        custom=ctx.custom if inline else [], sub_events=ctx.sub_events if inline else [],
+        finished_calls=ctx.finished_calls if inline else [])
+
+
+def _start(ctx: TaskContext, call: Task, saved: PendingTask | None, fn: Callable[..., Any],
+           args: tuple[Any, ...], kwargs: dict[str, Any], retry: Sequence[RetryPolicy]
+           ) -> TaskFuture:
+    """Run a call now, beside its caller (in-process)."""
+    c = _context(ctx, call, saved)
+    if inspect.iscoroutinefunction(fn):
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is not None:
+            task = loop.create_task(arun_call(c, fn, args, kwargs, retry),
+                                    context=contextvars.copy_context())
+            return TaskFuture(call, ctx=ctx, running=task)
+    future: concurrent.futures.Future[TaskResult] = concurrent.futures.Future()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            future.set_result(context.run(run_call, c, fn, args, kwargs, retry))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name=f"task-{call.name}", daemon=True).start()
+    return TaskFuture(call, ctx=ctx, running=future)
+
+
+# -- running one call -------------------------------------------------------------------
+def run_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
+             kwargs: dict[str, Any], retry: Sequence[RetryPolicy]) -> TaskResult:
+    attempt = 0
+    while True:
+        attempt += 1
+        token = _CONTEXT.set(c)
+        try:
+            out = asyncio.run(fn(*args, **kwargs)) if inspect.iscoroutinefunction(fn) else (
+                fn(*args, **kwargs))
+            return _done(c, out)
+        except BaseException as exc:
+            result, delay = _outcome(c, exc, retry, attempt)
+            if result is not None:
+                return result
+        finally:
+            _CONTEXT.reset(token)
+        time.sleep(delay)
+
+
+async def arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
+                    kwargs: dict[str, Any], retry: Sequence[RetryPolicy]) -> TaskResult:
+    attempt = 0
+    while True:
+        attempt += 1
+        token = _CONTEXT.set(c)
+        try:
+            out = fn(*args, **kwargs)
+            if inspect.isawaitable(out):
+                out = await out
+            return _done(c, out)
+        except TargetReached as reached:
+            result: TaskResult = await reached.arun()
+            return result
+        except BaseException as exc:
+            result_, delay = _outcome(c, exc, retry, attempt)
+            if result_ is not None:
+                return result_
+        finally:
+            _CONTEXT.reset(token)
+        await asyncio.sleep(delay)
+
+
+def _done(c: TaskContext, out: Any) -> TaskResult:
+    t = c.call.task
+    if c.awaiting or c.target:
+        return _stopped(c)
+    if c.parent is not None and not c.target and c.inline_calls:
+        c.sub_event(("updates", {t.name: out}))  # as it finishes, before its caller's
+    result = TaskResult(task_id=t.id, writes=[(RETURN, out)], update=out,
+                        resume=list(c.resume), custom=[] if c.inline_calls else c.custom,
+                        took_null_resume=c.took_null_resume)
+    return _record(c, result)
+
+
+def _outcome(c: TaskContext, exc: BaseException, retry: Sequence[RetryPolicy],
+             attempt: int) -> tuple[TaskResult | None, float]:
+    """The call's result for an exception it raised, or None and the delay to retry."""
+    t = c.call.task
+    if isinstance(exc, TargetReached):
+        return exc.run(), 0.0
+    if isinstance(exc, CallsPending) or ((c.awaiting or c.target)
+                                         and isinstance(exc, Exception)):
+        return _stopped(c), 0.0
+    if isinstance(exc, GraphInterrupt):
+        return _record(c, TaskResult(task_id=t.id, interrupts=list(exc.interrupts),
+                                     paused=True, resume=list(c.resume),
+                                     took_null_resume=c.took_null_resume)), 0.0
+    if not isinstance(exc, Exception):
+        raise exc
+    policy = matching_policy(retry, exc)
+    if policy is not None and attempt < policy.max_attempts:
+        c.call_counter = 0  # the retry makes the same calls again
+        return None, retry_delay(policy, attempt)
+    return _record(c, TaskResult(task_id=t.id, exception=exc, resume=list(c.resume),
+                                 error={"type": type(exc).__name__, "message": str(exc)})), 0.0
+
+
+def _stopped(c: TaskContext) -> TaskResult:
+    from graphrun.runner import _awaiting
+
+    return _awaiting(c)
+
+
+def _record(c: TaskContext, result: TaskResult) -> TaskResult:
+    if c.inline_calls and not c.target and c.parent is not None:
+        c.finished_calls.append((c.call.task, result))
+    return result
+
+
+# -- the future a call returns --------------------------------------------------------------
+class TaskFuture:
+    """What calling a @task returns: `.result()` (or `await`) gives its value.
+
+    A failed call raises its error (in-process, the exception itself; on Temporal a
+    `NodeFailedError` naming the task); an interrupted one pauses its caller too.
+    """
+
+    def __init__(self, call: Task, *, outcome: PendingTask | TaskResult | None = None,
+                 ctx: TaskContext | None = None, running: Any = None) -> None:
+        self._call = call
+        self._outcome = outcome
+        self._ctx = ctx
+        self._running = running
+
+    def done(self) -> bool:
+        return self._outcome is not None or (self._running is not None and self._running.done())
+
+    def result(self, timeout: float | None = None) -> Any:
+        if self._outcome is None:
+            if isinstance(self._running, concurrent.futures.Future):
+                self._outcome = self._running.result(timeout)
+            elif self._running is not None:
+                if not self._running.done():
+                    raise RuntimeError(
+                        f"task '{self._call.name}' is async: await its future in an async "
+                        f"entrypoint instead of calling .result().")
+                self._outcome = self._running.result()
+            else:
+                raise CallsPending()
+        return _value(self._call, self._outcome)
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        if self._outcome is None:
+            if self._running is None:
+                raise CallsPending()
+            running = (asyncio.wrap_future(self._running)
+                       if isinstance(self._running, concurrent.futures.Future)
+                       else self._running)
+            self._outcome = yield from running.__await__()
+        return _value(self._call, self._outcome)
+
+
+def _value(call: Task, outcome: PendingTask | TaskResult) -> Any:
+    if isinstance(outcome, TaskResult):
+        if outcome.error:
+            if outcome.exception is not None:
+                raise outcome.exception
+            raise NodeFailedError(call.name, outcome.error["type"], outcome.error["message"])
+        if outcome.interrupts:
+            raise GraphInterrupt(outcome.interrupts)
+        return dict(outcome.writes).get(RETURN)
+    if outcome.status == "failed":
+        err = outcome.error or {}
+        raise NodeFailedError(call.name, err.get("type", "Exception"), err.get("message", ""))
+    if outcome.status == "interrupted":
+        raise GraphInterrupt(outcome.interrupts)
+    return dict(outcome.writes).get(RETURN)
