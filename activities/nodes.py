@@ -18,8 +18,8 @@ from graphrun.channels import MISSING
 from graphrun.checkpoint import TaskCall
 from graphrun.errors import UndeclaredTypeError
 from graphrun.payloads import NodeCall, NodeResult, UpdateCall
-from graphrun.runner import HEARTBEAT, arun_task, handle_error, node_writes, run_task
-from graphrun.types import matching_policy
+from graphrun.runner import CALLS_INLINE, HEARTBEAT, arun_task, handle_error, node_writes, run_task
+from graphrun.types import PUSH, matching_policy
 
 
 def _refuse(what: str, exc: Exception) -> ApplicationError:
@@ -50,7 +50,8 @@ async def run_node(call: NodeCall) -> NodeResult:
                          else MISSING),
             nested=serde.loads(call.nested, types), context=serde.loads(call.context, types),
             messages=call.messages, checkpoint_id=call.checkpoint_id, attempt=activity.info().attempt,
-            first_attempt_time=activity.info().scheduled_time.timestamp())
+            first_attempt_time=activity.info().scheduled_time.timestamp(),
+            calls=serde.loads(call.calls, types), target=list(call.target))
         config: dict[str, Any] = serde.loads(call.config, types) or {}
         resume_map = serde.loads(call.resume_map, types)
     except (UndeclaredTypeError, ValueError) as exc:
@@ -62,6 +63,7 @@ async def run_node(call: NodeCall) -> NodeResult:
         loop.call_soon_threadsafe(activity.heartbeat, *details)
 
     HEARTBEAT.set(send)
+    CALLS_INLINE.set(False)  # each @task call is an activity of its own (graphrun.calls)
     # A node that does not heartbeat itself gets a liveness beat, so the server notices
     # a dead worker within the heartbeat timeout and runs the node again elsewhere.
     beat = (asyncio.create_task(_liveness(activity.info().heartbeat_timeout))
@@ -92,7 +94,10 @@ async def run_node(call: NodeCall) -> NodeResult:
             resume=serde.dumps(result.resume, types), nested=serde.dumps(result.nested, types),
             invalid_resume=result.invalid_resume, custom=serde.dumps(result.custom, types),
             paused=result.paused,
-            sub_events=serde.dumps(result.sub_events, types) if call.stream else [])
+            sub_events=serde.dumps(result.sub_events, types) if call.stream else [],
+            awaiting=[{"name": t.name, **serde.task_to_wire(t, (PUSH,))}
+                      for t in result.awaiting],
+            took_null_resume=result.took_null_resume)
     except (UndeclaredTypeError, TypeError) as exc:
         raise _refuse(f"node '{call.node}' wrote a value it cannot store", exc) from None
 

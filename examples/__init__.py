@@ -20,4 +20,5 @@ EXAMPLES = (
     "multi_interrupt",
     "subgraph",
     "breakpoints",
+    "purchase_functional",
 )

@@ -106,7 +106,7 @@ def _context(ctx: TaskContext, call: Task, saved: PendingTask | None) -> TaskCon
         resume.append(answer)
     tc = TaskCall(task=call, resume=resume, context=ctx.call.context,
                   messages=ctx.call.messages, checkpoint_id=ctx.call.checkpoint_id,
-                  durability=ctx.call.durability, calls=ctx.calls)
+                  durability=ctx.call.durability, calls=dict(ctx.calls))
     inline = not ctx.target
     return TaskContext(
         graph=ctx.graph, call=tc, config=task_config(tc, ctx.config), resume=resume,

@@ -672,6 +672,10 @@ class Run:
             entry = self._calls.get(r.task_id)
             if entry is not None:  # a call run on its own (Temporal)
                 call, path, owner = entry
+                if r.error and r.error.get("type") == "CallMismatchError":
+                    self._drop_calls(owner)  # its caller changed: the caller fails
+                    self._held[owner.id] = dataclasses.replace(r, task_id=owner.id)
+                    continue
                 if r.awaiting and not r.error:
                     self._await(r.awaiting, path, owner, r.task_id)
                     continue
@@ -683,6 +687,8 @@ class Run:
                 if not waits:
                     self._waiting.pop(caller, None)
                     ready.append(caller)
+            elif r.task_id not in self._by_id:
+                continue  # a call of a caller that failed meanwhile
             elif r.awaiting and not r.error:
                 self._await(r.awaiting, (), self._by_id[r.task_id], r.task_id)
             else:
@@ -703,11 +709,17 @@ class Run:
             self._calls[call.id] = (call, (*path, call.id), owner)
             self._waiting.setdefault(caller, set()).add(call.id)
             self._round.append(call)
-            self._emit_task({"id": call.id, "name": call.name, "input": None,
-                             "triggers": call.triggers})
         if caller not in self._waiting:  # nothing new to wait for: run it again now
             self._round.append(self._calls[caller][0] if caller in self._calls
                                else owner)
+
+    def _drop_calls(self, owner: Task) -> None:
+        mine = {k for k, (_, _, o) in self._calls.items() if o.id == owner.id}
+        for k in mine:
+            del self._calls[k]
+        for k in (*mine, owner.id):
+            self._waiting.pop(k, None)
+        self._round = [t for t in self._round if t.id not in mine and t.id != owner.id]
 
     def _call_finished(self, call: Task, r: TaskResult) -> None:
         """A call run on its own finished: keep its outcome and stream it."""
@@ -717,11 +729,6 @@ class Run:
         self.events += [("custom", chunk) for chunk in r.custom]
         if not r.error and not r.interrupts:
             self.events.append(("updates", {call.name: dict(r.writes).get(RETURN)}))
-        self._emit_task({
-            "id": call.id, "name": call.name,
-            "error": TaskError(r.error["type"], r.error["message"]) if r.error else None,
-            "result": dict(r.writes).get(RETURN),
-            "interrupts": [{"value": i.value, "id": i.id} for i in r.interrupts]})
 
     def _commit(self, prev: Checkpoint, *, source: str, step: int,
                 writes: dict[str, Any] | None) -> None:

@@ -60,7 +60,7 @@ class _Task:
         self.func = func
         self.name = name
         self.retry_policy = tuple(retry_policy)
-        functools.update_wrapper(self, func)  # type: ignore[arg-type]
+        functools.update_wrapper(self, func)
 
     def __call__(self, *args: Any, **kwargs: Any) -> TaskFuture:
         return call_task(self.name, self.func, args, kwargs, self.retry_policy)
@@ -113,6 +113,9 @@ class entrypoint:
                  context_schema: Any = None, *, name: str | None = None,
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
                  types: Iterable[type] = (), **_: Any) -> None:
+        """`name`: the name a Temporal worker serves the graph under (the function's
+        name by default; its node keeps the function's name). `types`: classes its
+        data may hold beyond those its annotations declare (see StateGraph.compile)."""
         self.checkpointer = checkpointer
         self.context_schema = context_schema
         self.name = name
@@ -170,7 +173,7 @@ class EntrypointSpec(GraphSpec):
     @classmethod
     def of(cls, func: Callable[..., Any], *, name: str | None, context_schema: Any,
            retry_policy: Sequence[RetryPolicy], types: Iterable[type]) -> EntrypointSpec:
-        node_name = name or _name_of(func)
+        node_name = _name_of(func)
         params = inspect.signature(func).parameters
         if not params:
             raise TypeError(f"@entrypoint function {node_name} must take the input as its "
@@ -186,7 +189,7 @@ class EntrypointSpec(GraphSpec):
                     PREVIOUS: LastValue(PREVIOUS), TASKS: Topic(TASKS)}
         annotations = [hints.get(first), hints.get("return"), context_schema]
         return cls(
-            name=node_name, builder=builder, nodes={node_name: node}, channels=channels,
+            name=name or node_name, builder=builder, nodes={node_name: node}, channels=channels,
             triggers={node_name: (START,)}, edges={}, joins={}, branches={},
             interrupt_before=(), interrupt_after=(), strict_resume=True,
             local_activities=False, state_keys=(ROOT,), input_keys=(START,),

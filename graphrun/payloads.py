@@ -55,6 +55,8 @@ class NodeCall(_Wire):
     stream: bool = False  # the caller streams: send back subgraphs' chunks too
     messages: bool = False  # ... and chat models' messages ('messages' mode)
     checkpoint_id: str = ""  # the checkpoint the task runs from
+    calls: dict[str, Any] = {}  # outcomes of the step's @task calls so far, typed JSON
+    target: list[str] = []  # run the task down to this @task call, and run that call
 
 
 class NodeResult(_Wire):
@@ -69,6 +71,8 @@ class NodeResult(_Wire):
     custom: list[Any] = []  # chunks the node sent to the 'custom' stream, typed JSON
     paused: bool = False  # stopped inside without an interrupt (a subgraph's breakpoint)
     sub_events: list[Any] = []  # its subgraphs' stream chunks, typed JSON (when streaming)
+    awaiting: list[dict[str, Any]] = []  # @task calls to run before the task runs again
+    took_null_resume: bool = False  # a call used the run's single answer
 
 
 class UpdateCall(_Wire):

@@ -23,6 +23,7 @@ from typing import Any
 from graphrun.channels import MISSING
 from graphrun.checkpoint import STATEFUL, TaskCall, TaskResult, Write, interrupt_id
 from graphrun.errors import (
+    CallMismatchError,
     CallsPending,
     GraphInterrupt,
     InvalidResumeError,
@@ -382,12 +383,12 @@ def _awaiting(ctx: TaskContext) -> TaskResult:
     they have. Or it ran to the end without reaching the call it ran for."""
     t = ctx.call.task
     if ctx.target:
-        return TaskResult(task_id=ctx.target[0], error={
-            "type": "CallMismatchError",
-            "message": f"node '{t.name}' ran again and did not make the @task call it made "
-                       f"before at that point (call {ctx.target[0]}). The calls a node "
-                       f"makes may depend only on its input, its answers to interrupt() "
-                       f"and the results of its earlier calls."})
+        exc = CallMismatchError(
+            f"node '{t.name}' ran again and did not make the @task call it made before at "
+            f"that point (call {ctx.target[0]}). The calls a node makes may depend only on "
+            f"its input, its answers to interrupt() and the results of its earlier calls.")
+        return TaskResult(task_id=ctx.target[0], exception=exc,
+                          error={"type": type(exc).__name__, "message": str(exc)})
     return TaskResult(task_id=t.id, awaiting=list(ctx.awaiting), resume=list(ctx.resume),
                       nested=ctx.nested, took_null_resume=ctx.took_null_resume)
 

@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from graphrun.runner import node_writes, run_task
     from graphrun.serde import InputLimits
     from graphrun.spec import GraphSpec, NodeSpec
-    from graphrun.types import START, Command
+    from graphrun.types import PUSH, START, Command
 
 GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
 GRAPH_NAME = SearchAttributeKey.for_keyword("GraphName")
@@ -276,22 +276,26 @@ class GraphWorkflow:
         call = run.call_for(task)
         if task.name == START and START not in self._spec.branches:
             return run_task(self._spec, call)  # no user code: mapping input to state
-        node: NodeSpec = self._spec.nodes[task.name]
+        # A @task call runs as the task that made it, run again down to that call.
+        own = call.task
+        node: NodeSpec = self._spec.nodes[own.name]
         payload = NodeCall(
-            graph=self._req.graph, node=task.name,
+            graph=self._req.graph, node=own.name,
             thread_id=self._thread.thread_id,
-            task=serde.task_to_wire(task, self._spec.usual_triggers(task.name, task.path[0])),
+            task=serde.task_to_wire(own, self._spec.usual_triggers(own.name, own.path[0])),
             resume=serde.dumps(call.resume),
             null_resume=serde.dumps(None if call.null_resume is MISSING
                                     else call.null_resume),
             has_null_resume=call.null_resume is not MISSING,
             # The answers by id reach the subgraphs a task resumes; a task without any
             # has its own answer in `resume` already.
-            resume_map=serde.dumps(dict(run.resume_map)) if call.nested else {},
+            resume_map=(serde.dumps(dict(run.resume_map)) if call.nested or call.calls
+                        else {}),
             nested=serde.dumps(call.nested),
             config=_node_config(item.config),
             context=serde.dumps(call.context), stream=item.stream, messages=call.messages,
-            checkpoint_id=call.checkpoint_id)
+            checkpoint_id=call.checkpoint_id, calls=serde.dumps(call.calls),
+            target=call.target)
         if (too_big := self._oversized(payload, f"node '{task.name}' input")) is not None:
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
                                      error={"type": "PayloadTooLargeError", "message": too_big})
@@ -319,7 +323,10 @@ class GraphWorkflow:
                             for i in res.interrupts],
                 resume=self._loads(res.resume), nested=self._loads(res.nested),
                 invalid_resume=res.invalid_resume, custom=self._loads(res.custom),
-                paused=res.paused, sub_events=[tuple(e) for e in self._loads(res.sub_events)])
+                paused=res.paused, sub_events=[tuple(e) for e in self._loads(res.sub_events)],
+                awaiting=[serde.task_from_wire(d, str(d["name"]), (PUSH,))
+                          for d in res.awaiting],
+                took_null_resume=res.took_null_resume)
         except (UndeclaredTypeError, ValueError) as exc:  # never a workflow-task failure
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
                                      error={"type": type(exc).__name__, "message": str(exc)})

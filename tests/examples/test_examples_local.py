@@ -15,6 +15,7 @@ from examples import (
     email_tool,
     multi_interrupt,
     purchase,
+    purchase_functional,
     review,
     subgraph,
     validation,
@@ -44,6 +45,21 @@ def test_purchase(capsys: pytest.CaptureFixture[str]) -> None:
     assert out[0].startswith("[Interrupt(value={'question': 'Approve this purchase?', "
                              "'item': 'GPU rental, 8 hours', 'amount': 96.0}, id=")
     assert out[1:] == ["charged"]
+
+
+@pytest.mark.parametrize(("approve", "status"), [(True, "charged 96.00"),
+                                                (False, "rejected")])
+def test_purchase_functional(capsys: pytest.CaptureFixture[str], approve: bool,
+                             status: str) -> None:
+    purchase_functional.CHARGED.clear()
+    final = purchase_functional.main(approve=approve)
+    assert final == {"item": "GPU rental", "amount": 96.0, "status": status}
+    charged = purchase_functional.CHARGED
+    assert charged == ([("GPU rental", 96.0)] if approve else [])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("[Interrupt(value={'question': 'Approve this purchase?', "
+                             "'item': 'GPU rental', 'amount': 96.0}, id=")
+    assert out[1:] == [status]
 
 
 @pytest.mark.parametrize(("approve", "status"), [(True, "approved"), (False, "rejected")])

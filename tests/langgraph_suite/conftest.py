@@ -38,7 +38,8 @@ def _on_temporal(metafunc: pytest.Metafunc) -> bool:
     module = metafunc.module.__name__.rsplit(".", 1)[-1]
     name = metafunc.function.__name__
     return module in ON_TEMPORAL_MODULES or (
-        module == "test_pregel" and any(w in name for w in ON_TEMPORAL_WORDS))
+        module == "test_pregel" and any(w in name for w in ON_TEMPORAL_WORDS)) or (
+        module == "test_pregel_functional")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -110,11 +111,17 @@ def suite_temporal_host(dev_server: Any) -> Iterator[Any]:
 def _checkpointer(request: pytest.FixtureRequest) -> Any:
     if request.param != "temporal":
         return InMemorySaver()
-    from tests.langgraph_suite.temporal_driver import TemporalCheckpointer, compile_on
+    from graphrun.func import entrypoint
+    from tests.langgraph_suite.temporal_driver import (
+        TemporalCheckpointer,
+        compile_on,
+        entrypoint_on,
+    )
 
     host = request.getfixturevalue("suite_temporal_host")
     monkeypatch = request.getfixturevalue("monkeypatch")
     monkeypatch.setattr(StateGraph, "compile", compile_on(host, StateGraph.compile))
+    monkeypatch.setattr(entrypoint, "__call__", entrypoint_on(host, entrypoint.__call__))
     return TemporalCheckpointer(host)
 
 

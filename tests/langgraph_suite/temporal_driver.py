@@ -145,3 +145,15 @@ def compile_on(host: TemporalHost, original: Any) -> Any:
         return original(self, checkpointer, **kw)
 
     return compile
+
+
+def entrypoint_on(host: TemporalHost, original: Any) -> Any:
+    """An `entrypoint.__call__` that serves entrypoints given a TemporalCheckpointer."""
+
+    def call(self: Any, func: Any) -> Any:
+        if not isinstance(self.checkpointer, TemporalCheckpointer):
+            return original(self, func)
+        self.checkpointer = InMemorySaver()
+        return TemporalGraph(original(self, func), host)
+
+    return call

@@ -11,6 +11,7 @@ import operator
 from typing import Annotated, Any, TypedDict
 
 from graphrun import END, START, StateGraph, interrupt
+from graphrun.func import entrypoint, task
 
 
 # -- approval: START -> request_approval (interrupt) -> charge_card ---------------------
@@ -165,3 +166,25 @@ routed = (StateGraph(RoutedState)
           .compile(name="routed"))
 
 GRAPHS["routed"] = routed
+
+
+# -- functional: an @entrypoint with two tasks in one round, an interrupt, one more task --
+@task
+def quote(item: str) -> int:
+    return len(item)
+
+
+@task
+def settle(total: int) -> str:
+    return f"settled {total}"
+
+
+@entrypoint(name="functional")
+def functional(items: list[str]) -> dict[str, Any]:
+    total = sum(f.result() for f in [quote(i) for i in items])
+    if not interrupt({"approve": total}):
+        return {"total": total, "receipt": None}
+    return {"total": total, "receipt": settle(total).result()}
+
+
+GRAPHS["functional"] = functional

@@ -241,6 +241,17 @@ async def record_approval_status(gc: GraphClient) -> None:
     await _save(await _finish(gc, "approval-status"), "approval_status")
 
 
+async def record_functional(gc: GraphClient) -> None:
+    """an @entrypoint: each @task call an activity, the entrypoint run again between
+    rounds of calls, an interrupt in between."""
+    g, cfg = gc.graph("functional"), _cfg("functional")
+    out = await g.ainvoke(["pen", "ink"], cfg)
+    assert INTERRUPT in out, out
+    out = await g.ainvoke(Command(resume=True), cfg)
+    assert out == {"total": 6, "receipt": "settled 6"}, out
+    await _save(await _finish(gc, "functional"), "functional")
+
+
 async def record_approval_stored(gc: GraphClient) -> None:
     """approval on a worker with external payload storage: each invocation records the
     marker that lifts the payload size check (replay it with storage on too)."""
@@ -264,7 +275,7 @@ async def record_approval_stored(gc: GraphClient) -> None:
 
 RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
-             "approval_compact", "approval_stored", "approval_status"]
+             "approval_compact", "approval_stored", "approval_status", "functional"]
 
 
 async def main(names: list[str]) -> None:

@@ -35,7 +35,8 @@ def test_expected_histories_present() -> None:
                          "looping_first_run.json", "looping_last_run.json",
                          "approval_signals.json", "deadline.json", "routed_update.json",
                          "refused_attack.json", "empty_start.json", "copy_fork.json",
-                         "approval_compact.json", "approval_status.json"}
+                         "approval_compact.json", "approval_status.json",
+                         "functional.json"}
     assert (HISTORIES / STORED).exists()
     assert (HISTORIES / BAD).exists()
 

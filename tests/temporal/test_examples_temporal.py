@@ -25,6 +25,7 @@ from examples import (
     email_tool,
     multi_interrupt,
     purchase,
+    purchase_functional,
     review,
     subgraph,
     validation,
@@ -114,6 +115,22 @@ async def test_purchase(temporal_client: Any, graph_worker: str, answer: bool,
     assert t[0]["interrupts"] == [PURCHASE_Q]
     assert t[-1] == {"values": {**PURCHASE_IN, "status": status}, "interrupts": [], "ids": []}
     assert purchase.main() == t[-1]["values"]
+
+
+@pytest.mark.parametrize(("answer", "status"), [(True, "charged 96.00"), (False, "rejected")],
+                         ids=["approve", "reject"])
+async def test_purchase_functional(temporal_client: Any, graph_worker: str, answer: bool,
+                                   status: str) -> None:
+    # The Functional API: quote and charge are tasks, each an activity on Temporal.
+    purchase_functional.CHARGED.clear()
+    t = await _compare(temporal_client, graph_worker, purchase_functional.build,
+                       [{"item": "GPU rental", "hours": 8}, Command(resume=answer)])
+    assert t[0]["interrupts"] == [{"question": "Approve this purchase?",
+                                   "item": "GPU rental", "amount": 96.0}]
+    assert t[-1]["values"] == {"item": "GPU rental", "amount": 96.0, "status": status}
+    # Charged once in-process and once on Temporal, never on the rerun after resume.
+    charged = purchase_functional.CHARGED
+    assert charged == [("GPU rental", 96.0)] * (2 if answer else 0)
 
 
 async def test_purchase_resumed_by_signal(temporal_client: Any, graph_worker: str) -> None:
