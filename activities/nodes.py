@@ -8,12 +8,13 @@ are retried according to the node's RetryPolicy.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from graphrun import registry, serde
+from graphrun import registry, serde, stream
 from graphrun.channels import MISSING
 from graphrun.checkpoint import TaskCall
 from graphrun.errors import UndeclaredTypeError
@@ -68,12 +69,18 @@ async def run_node(call: NodeCall) -> NodeResult:
     # a dead worker within the heartbeat timeout and runs the node again elsewhere.
     beat = (asyncio.create_task(_liveness(activity.info().heartbeat_timeout))
             if node.heartbeat_timeout is None and not activity.info().is_local else None)
+    # A caller reading the run live gets what the node streams as it streams it.
+    publisher, live = (stream.activity_publisher(call.stream_to, task_call.task.id)
+                       if call.stream_to and not activity.info().is_local
+                       else (contextlib.nullcontext(), None))
     try:
-        if node.is_async or node.is_subgraph:
-            result = await arun_task(spec, task_call, config, resume_map=resume_map)
-        else:  # a sync node must not block the worker's event loop (heartbeats, others)
-            result = await asyncio.to_thread(run_task, spec, task_call, config,
-                                             resume_map=resume_map)
+        async with publisher:
+            if node.is_async or node.is_subgraph:
+                result = await arun_task(spec, task_call, config, resume_map=resume_map,
+                                         live=live)
+            else:  # a sync node must not block the worker's event loop (heartbeats, others)
+                result = await asyncio.to_thread(run_task, spec, task_call, config,
+                                                 resume_map=resume_map, live=live)
     finally:
         if beat is not None:
             beat.cancel()

@@ -10,7 +10,8 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from temporalio.client import (
@@ -21,6 +22,7 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
+    WorkflowUpdateStage,
 )
 from temporalio.common import (
     SearchAttributeKey,
@@ -46,7 +48,7 @@ from temporalio.converter import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from graphrun import errors, registry, serde, state
+from graphrun import errors, registry, serde, state, stream
 from graphrun.declared import DeclaredTypes
 from graphrun.engine import stream_chunks
 from graphrun.payloads import (
@@ -359,7 +361,10 @@ class RemoteGraph:
         return data
 
     async def _run(self, input: Any, config: Mapping[str, Any] | None,
-                   options: Mapping[str, Any], *, stream: bool = False) -> RunResult:
+                   options: Mapping[str, Any], *, stream: bool = False, stream_to: str = "",
+                   accepted: Callable[[str], None] | None = None) -> RunResult:
+        """Invoke the thread and wait for the run to stop. `accepted` is told the run id
+        once the workflow has taken the invocation (a live reader starts then)."""
         state.root_only(config, "run")
         tid = _thread_id(config)
         configurable = dict((config or {}).get("configurable") or {})
@@ -368,7 +373,7 @@ class RemoteGraph:
                             config={"configurable": serde.dumps(configurable),
                                     **({"recursion_limit": config["recursion_limit"]}
                                        if config and "recursion_limit" in config else {})},
-                            stream=stream,
+                            stream=stream, stream_to=stream_to,
                             stream_modes=_names(options.get("stream_mode")) or [],
                             interrupt_before=_names(options.get("interrupt_before")),
                             interrupt_after=_names(options.get("interrupt_after")),
@@ -379,8 +384,13 @@ class RemoteGraph:
                 # Usually answers a paused, running thread: one call.
                 try:
                     handle = self.gc.client.get_workflow_handle(wid)
-                    result: RunResult = await handle.execute_update("invoke", req,
-                                                                    result_type=RunResult)
+                    update = await handle.start_update(
+                        "invoke", req, result_type=RunResult,
+                        wait_for_stage=(WorkflowUpdateStage.ACCEPTED if accepted
+                                        else WorkflowUpdateStage.COMPLETED))
+                    if accepted:
+                        accepted(update.workflow_run_id or "")
+                    result: RunResult = await update.result()
                     return result
                 except RPCError as exc:
                     if exc.status != RPCStatusCode.NOT_FOUND:
@@ -390,7 +400,7 @@ class RemoteGraph:
                 # a thread whose run finished is refused, and is then seeded below.
                 try:
                     return await self._update_with_start(
-                        req, tid, None, WorkflowIDReusePolicy.REJECT_DUPLICATE)
+                        req, tid, None, WorkflowIDReusePolicy.REJECT_DUPLICATE, accepted)
                 except WorkflowAlreadyStartedError:
                     pass
             finished = await self._completed_run(wid)
@@ -405,18 +415,20 @@ class RemoteGraph:
                     return done  # read without fetching the whole thread
             seed = await self._thread_of(finished) if finished is not None else None
             return await self._update_with_start(req, tid, seed,
-                                                 WorkflowIDReusePolicy.ALLOW_DUPLICATE)
+                                                 WorkflowIDReusePolicy.ALLOW_DUPLICATE, accepted)
         except WorkflowUpdateFailedError as exc:
             raise _translate(exc) from exc
 
     async def _update_with_start(self, req: InvokeRequest, tid: str,
-                                 seed: dict[str, Any] | None,
-                                 reuse: WorkflowIDReusePolicy) -> RunResult:
-        result: RunResult = await self._start_with("invoke", [req], RunResult, tid, seed, reuse)
+                                 seed: dict[str, Any] | None, reuse: WorkflowIDReusePolicy,
+                                 accepted: Callable[[str], None] | None = None) -> RunResult:
+        result: RunResult = await self._start_with("invoke", [req], RunResult, tid, seed, reuse,
+                                                   accepted)
         return result
 
     async def _start_with(self, update: str, args: list[Any], result_type: type, tid: str,
-                          seed: dict[str, Any] | None, reuse: WorkflowIDReusePolicy) -> Any:
+                          seed: dict[str, Any] | None, reuse: WorkflowIDReusePolicy,
+                          accepted: Callable[[str], None] | None = None) -> Any:
         """Send `update`, starting the thread's workflow (seeded) if none is running."""
         op: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
             "GraphWorkflow", StartRequest(graph=self.name, thread_id=tid, thread=seed,
@@ -431,8 +443,14 @@ class RemoteGraph:
                 SearchAttributePair(GRAPH_STATUS, "running")])
             if self.gc.search_attributes else None)
         try:
-            return await self.gc.client.execute_update_with_start_workflow(
-                update, args=args, start_workflow_operation=op, result_type=result_type)
+            if accepted is None:
+                return await self.gc.client.execute_update_with_start_workflow(
+                    update, args=args, start_workflow_operation=op, result_type=result_type)
+            handle = await self.gc.client.start_update_with_start_workflow(
+                update, args=args, start_workflow_operation=op, result_type=result_type,
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED)
+            accepted(handle.workflow_run_id or "")
+            return await handle.result()
         except WorkflowAlreadyStartedError:
             with contextlib.suppress(WorkflowAlreadyStartedError):
                 await op.workflow_handle()  # the start's own copy of the error: consume it
@@ -520,13 +538,72 @@ class RemoteGraph:
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
                       stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
                       **options: Any) -> AsyncIterator[Any]:
-        """The run's chunks, delivered when the run next stops."""
-        result = await self._run(input, config, {**options, "stream_mode": stream_mode},
-                                 stream=True)
-        self._output(result)  # a failed run raises, as in-process
-        events = [tuple(e) for e in serde.loads(result.events, self.types) or []]
-        for chunk in stream_chunks(events, stream_mode, subgraphs):
-            yield chunk
+        """The run's chunks as the workflow and its nodes make them (a live stream;
+        see graphrun.stream). A failed run raises once its chunks are out."""
+        async for item in self._live_run(input, config, {**options,
+                                                         "stream_mode": stream_mode}):
+            if isinstance(item, RunResult):
+                self._output(item)  # a failed run raises, as in-process
+            else:
+                for chunk in stream_chunks([item], stream_mode, subgraphs):
+                    yield chunk
+
+    async def _live_run(self, input: Any, config: Mapping[str, Any] | None,
+                        options: Mapping[str, Any]) -> AsyncIterator[Any]:
+        """Each event of the run as it is published, then the run's RunResult."""
+        tid = _thread_id(config)
+        wid = self.gc.workflow_id(tid)
+        start_run, start = await self._stream_end(wid)
+        stream_id = uuid.uuid4().hex
+        taken: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+        def accepted(run_id: str) -> None:
+            if not taken.done():
+                taken.set_result(run_id)
+
+        run = asyncio.create_task(self._run(input, config, options, stream=True,
+                                            stream_to=stream_id, accepted=accepted))
+        try:
+            waits: list[asyncio.Future[Any]] = [taken, run]
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            if taken.done():
+                run_id = taken.result()
+                handle = self.gc.client.get_workflow_handle(wid, run_id=run_id or None)
+                offset = start if run_id == start_run else 0  # a new run's log starts at 0
+                async for _, event in stream.read(self.gc.client, handle, from_offset=offset,
+                                                  stream_id=stream_id, types=self.types):
+                    yield event
+            result = await run
+        finally:
+            if not run.done():
+                run.cancel()
+        for event in serde.loads(result.events, self.types) or []:  # a run not streamed live
+            yield tuple(event)
+        yield result
+
+    async def _stream_end(self, wid: str) -> tuple[str | None, int]:
+        """The running workflow's run id and the end of its live stream (0 if none)."""
+        handle = self.gc.client.get_workflow_handle(wid)
+        try:
+            desc = await handle.describe()
+            if desc.status != WorkflowExecutionStatus.RUNNING:
+                return None, 0
+            end = await handle.query("__temporal_workflow_stream_offset", result_type=int)
+            return desc.run_id, int(end)
+        except (RPCError, WorkflowQueryFailedError):
+            return None, 0
+
+    async def ajoin_stream(self, config: Mapping[str, Any], *, from_offset: int = 0,
+                           stream_mode: str | Sequence[str] = "updates",
+                           subgraphs: bool = False) -> AsyncIterator[tuple[int, Any]]:
+        """Read a thread's live stream from `from_offset`: (offset, chunk) pairs, until
+        the streamed run in progress there stops. A reader that lost its connection
+        passes the last offset it saw + 1 and goes on with no gap and no repeat."""
+        handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(_thread_id(config)))
+        async for offset, event in stream.read(self.gc.client, handle, from_offset=from_offset,
+                                               stream_id=None, types=self.types):
+            for chunk in stream_chunks([event], stream_mode, subgraphs):
+                yield offset, chunk
 
     async def aget_state(self, config: Mapping[str, Any], *, subgraphs: bool = False
                          ) -> StateSnapshot:

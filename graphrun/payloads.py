@@ -14,6 +14,7 @@ import functools
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+from temporalio.contrib.workflow_streams import WorkflowStreamState
 
 
 class _Wire(BaseModel):
@@ -55,6 +56,7 @@ class NodeCall(_Wire):
     stream: bool = False  # the caller streams: send back subgraphs' chunks too
     messages: bool = False  # ... and chat models' messages ('messages' mode)
     checkpoint_id: str = ""  # the checkpoint the task runs from
+    stream_to: str = ""  # publish what the node streams live (graphrun.stream)
     calls: dict[str, Any] = {}  # outcomes of the step's @task calls so far, typed JSON
     target: list[str] = []  # run the task down to this @task call, and run that call
 
@@ -99,6 +101,7 @@ class InvokeRequest(_Wire):
     config: dict[str, Any] = {}
     stream: bool = False  # return the run's stream chunks too (for astream)
     stream_modes: list[str] = []  # the modes streamed ('checkpoints'/'debug' cost extra)
+    stream_to: str = ""  # publish the chunks live, tagged with this id (graphrun.stream)
     interrupt_before: list[str] | None = None  # this run's breakpoints, if given
     interrupt_after: list[str] | None = None
     context: Any = None  # invoke(..., context=...), typed JSON
@@ -127,6 +130,8 @@ class StartRequest(_Wire):
     # workflow upserts only values that change. False in histories from before it.
     upsert_changes_only: bool = False
     deadlines: dict[str, str] = {}  # interrupt id -> ISO expiry, carried by continue-as-new
+    # The live stream's chunks and publishers, carried by continue-as-new.
+    stream: WorkflowStreamState | None = None
 
 
 class ThreadResult(_Wire):

@@ -16,6 +16,7 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import RetryPolicy as TemporalRetryPolicy
 from temporalio.common import SearchAttributeKey
+from temporalio.contrib.workflow_streams import WorkflowStream
 from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 
 with workflow.unsafe.imports_passed_through():
@@ -40,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
     from graphrun.runner import node_writes, run_task
     from graphrun.serde import InputLimits
     from graphrun.spec import GraphSpec, NodeSpec
+    from graphrun.stream import STREAM_TOPIC
     from graphrun.types import PUSH, START, Command
 
 GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
@@ -67,6 +69,7 @@ class _Invocation:
     refusal: Exception | None = None  # refused on arrival; answered in turn
     context: Any = None
     stream_modes: tuple[str, ...] = ()
+    stream_to: str = ""  # publish the run's chunks live, tagged with this id
 
 
 @workflow.defn(name="GraphWorkflow")
@@ -74,6 +77,13 @@ class GraphWorkflow:
     @workflow.init
     def __init__(self, req: StartRequest) -> None:
         self._req = req
+        # Live chunks for astream (temporalio's workflow streams: published here and by
+        # node activities, read by long-poll updates). Publishing here appends to a log
+        # in memory and adds nothing to history; only a subscriber's polls do.
+        self._stream = WorkflowStream(req.stream)
+        self._chunks = self._stream.topic(STREAM_TOPIC)
+        self._stream_starts: list[int] = []
+        self._handling = 0  # invoke and update_state handlers still running
         self._missing: GraphNotFoundError | None = None
         try:
             self._graph = registry.lookup(req.graph)
@@ -126,7 +136,7 @@ class GraphWorkflow:
             try:
                 await workflow.wait_condition(
                     lambda: bool(self._inbox) or (self._idle_and_finished()
-                                                  and workflow.all_handlers_finished()),
+                                                  and self._handling == 0),
                     timeout=self._next_deadline())
             except TimeoutError:
                 self._expire_deadlines()
@@ -140,19 +150,25 @@ class GraphWorkflow:
             finally:
                 self._busy = False
             self._results[item.number] = self._result(result)
+            if item.stream_to:
+                self._chunks.publish({"id": item.stream_to, "end": True})
             self._track_deadlines()
             if not self._inbox and self._history_is_long():
                 await workflow.wait_condition(
-                    lambda: bool(self._inbox) or workflow.all_handlers_finished())
+                    lambda: bool(self._inbox) or self._handling == 0)
                 carried = StartRequest(
                     graph=req.graph, thread_id=req.thread_id,
                     thread=serde.thread_to_json(self._thread), max_history=req.max_history,
                     history_event_limit=req.history_event_limit,
                     search_attributes=req.search_attributes,
-                    upsert_changes_only=req.upsert_changes_only, deadlines=dict(self._deadlines))
+                    upsert_changes_only=req.upsert_changes_only, deadlines=dict(self._deadlines),
+                    stream=self._stream.get_state() if self._stream_starts else None)
                 if not self._inbox and self._oversized(carried, "the thread") is None:
+                    # Subscribers' polls return now and follow the thread to its next run.
+                    self._stream.detach_pollers()
                     workflow.continue_as_new(carried)
                 # A thread too large to carry over stays in this run (its history grows).
+        self._stream.detach_pollers()  # a subscriber still polling reads the closed run
         values = engine.values_with_pending(
             self._spec, engine.restore_channels(self._spec, self._thread.head), None)
         # The final values and the last checkpoint; the whole thread stays readable by
@@ -230,13 +246,14 @@ class GraphWorkflow:
             return self._refused(item, exc)
         self._set_status("running")
         events: list[Any] = []
+        publish = self._publisher(item)
         try:
             while tasks := run.next_tasks():
-                events += run.events
+                events += publish(run.events)
                 run.events = []
                 results = await asyncio.gather(*(self._reported(run, t, item) for t in tasks))
                 run.finish_step(results)
-            events += run.events
+            events += publish(run.events)
         except InvalidResumeError as exc:
             self._set_status(before)
             return self._refused(item, exc)
@@ -255,7 +272,25 @@ class GraphWorkflow:
         self._set_status("interrupted" if run.status == "interrupted" else "done")
         return RunResult(status=self._status, values=serde.dumps(run.output_values()),
                          interrupts=[serde.interrupt_to_json(i) for i in run.interrupts],
-                         events=serde.dumps(events) if item.stream else None)
+                         events=serde.dumps(events) if item.stream and not item.stream_to
+                         else None)
+
+    def _publisher(self, item: _Invocation) -> Any:
+        """What hands a step's chunks on: to the live stream when the caller reads it
+        (one item per chunk, so a reader can resume from any offset), else to the run's
+        result. The stream keeps the chunks of the last two streamed runs."""
+        if not item.stream_to:
+            return lambda events: list(events)
+        # The log's current end (the stream's own offset query reads the same).
+        self._stream_starts = [*self._stream_starts[-1:], self._stream._on_offset()]
+        if len(self._stream_starts) == 2:
+            self._stream.truncate(self._stream_starts[0])
+
+        def publish(events: list[Any]) -> list[Any]:
+            for event in events:
+                self._chunks.publish({"id": item.stream_to, "e": serde.dumps(event)})
+            return []
+        return publish
 
     def _refused(self, item: _Invocation, exc: Exception) -> RunResult:
         message = f"{type(exc).__name__}: {exc}"
@@ -295,7 +330,7 @@ class GraphWorkflow:
             config=_node_config(item.config),
             context=serde.dumps(call.context), stream=item.stream, messages=call.messages,
             checkpoint_id=call.checkpoint_id, calls=serde.dumps(call.calls),
-            target=call.target)
+            target=call.target, stream_to=item.stream_to)
         if (too_big := self._oversized(payload, f"node '{task.name}' input")) is not None:
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
                                      error={"type": "PayloadTooLargeError", "message": too_big})
@@ -402,11 +437,11 @@ class GraphWorkflow:
                  interrupt_before: list[str] | None = None,
                  interrupt_after: list[str] | None = None,
                  refusal: Exception | None = None, context: Any = None,
-                 stream_modes: tuple[str, ...] = ()) -> int:
+                 stream_modes: tuple[str, ...] = (), stream_to: str = "") -> int:
         self._count += 1
         self._inbox.append(_Invocation(self._count, input, checkpoint_id, config, from_signal,
                                        stream, interrupt_before, interrupt_after, refusal,
-                                       context, stream_modes))
+                                       context, stream_modes, stream_to))
         return self._count
 
     # -- what arrives: decoded once, into declared types only, within the limits --------
@@ -437,8 +472,13 @@ class GraphWorkflow:
         n = self._enqueue(value, req.checkpoint_id, dict(req.config),
                           stream=req.stream, interrupt_before=req.interrupt_before,
                           interrupt_after=req.interrupt_after, refusal=refusal,
-                          context=context, stream_modes=tuple(req.stream_modes))
-        await workflow.wait_condition(lambda: n in self._results)
+                          context=context, stream_modes=tuple(req.stream_modes),
+                          stream_to=req.stream_to)
+        self._handling += 1
+        try:
+            await workflow.wait_condition(lambda: n in self._results)
+        finally:
+            self._handling -= 1
         result = self._results.pop(n)
         if result.error is not None and result.status != "failed":
             raise ApplicationError(result.error["message"], result.error,
@@ -471,6 +511,14 @@ class GraphWorkflow:
         The node's edges are applied here; its routing functions, if it has any,
         run in the `route_update` activity like all user code.
         """
+        self._handling += 1  # the thread stays open until it is done
+        try:
+            return await self._update_state(values, as_node, checkpoint_id)
+        finally:
+            self._handling -= 1
+
+    async def _update_state(self, values: Any, as_node: str | None,
+                            checkpoint_id: str | None) -> str:
         try:
             decoded = self._take_decoded(values, "update_state values")
         except (GraphrunError, ValueError) as exc:  # replaying an update accepted earlier

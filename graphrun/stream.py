@@ -1,0 +1,67 @@
+"""Live chunks on Temporal: what the workflow and node activities publish, and reading it.
+
+A run invoked by `astream` (or `graphrun invoke --stream`) carries a stream id. The
+workflow publishes each chunk of its steps, one stream item per chunk, tagged with that
+id, to its workflow stream (temporalio.contrib.workflow_streams), and an end marker when
+the run stops. A node's activity publishes what the node streams while it runs
+(`custom` writes, chat-model tokens, a subgraph's steps), tagged with its task id and a
+sequence number: an activity that runs again after a lost worker sends the same
+sequence again, and readers drop what they have seen. Items are read by offset, so a
+reader that reconnects goes on from the last offset it saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
+from typing import Any
+
+from graphrun import serde
+from graphrun.declared import NO_TYPES, DeclaredTypes
+
+STREAM_TOPIC = "graphrun"
+POLL_COOLDOWN = timedelta(milliseconds=50)  # between polls once caught up
+
+
+def activity_publisher(stream_to: str, task_id: str
+                       ) -> tuple[Any, Callable[[tuple[Any, ...]], None]]:
+    """In a node activity: the stream client to enter, and the callback the runner calls
+    with each chunk the node streams (from any thread)."""
+    from temporalio.contrib.workflow_streams import WorkflowStreamClient
+
+    client = WorkflowStreamClient.from_within_activity(
+        batch_interval=timedelta(milliseconds=100))
+    topic = client.topic(STREAM_TOPIC)
+    loop = asyncio.get_running_loop()
+    seq = itertools.count()
+
+    def publish(event: tuple[Any, ...]) -> None:
+        item = {"id": stream_to, "task": task_id, "seq": next(seq), "e": serde.dumps(event)}
+        loop.call_soon_threadsafe(topic.publish, item)
+
+    return client, publish
+
+
+async def read(client: Any, handle: Any, *, from_offset: int, stream_id: str | None,
+               types: DeclaredTypes = NO_TYPES) -> AsyncIterator[tuple[int, tuple[Any, ...]]]:
+    """(offset, event) of the stream's run chunks from `from_offset`, until the end of
+    the run `stream_id` (or, without one, of the first run that ends)."""
+    from temporalio.contrib.workflow_streams import WorkflowStreamClient
+
+    stream = WorkflowStreamClient(handle, client=client)
+    seen: dict[str, int] = {}  # task id -> last sequence number read
+    async for item in stream.subscribe([STREAM_TOPIC], from_offset=from_offset,
+                                       poll_cooldown=POLL_COOLDOWN):
+        data = item.data
+        if not isinstance(data, dict) or (stream_id is not None and data.get("id") != stream_id):
+            continue
+        if data.get("end"):
+            return
+        task = data.get("task")
+        if task is not None:
+            if data.get("seq", 0) <= seen.get(task, -1):
+                continue  # sent again by a node that ran again
+            seen[task] = data["seq"]
+        yield item.offset, tuple(serde.loads(data["e"], types))
