@@ -172,6 +172,10 @@ def build_parser() -> argparse.ArgumentParser:
     inv.add_argument("--timeout", type=float, default=120.0,
                      help="seconds to wait for the run to pause or end (default 120)")
     inv.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    inv.add_argument("--stream", nargs="?", const="updates", default=None, metavar="MODES",
+                     help="print the run's chunks as they come, one per line, then the "
+                          "result; MODES is a comma-separated list of stream modes "
+                          "(default: updates; also values, custom, messages, tasks, ...)")
 
     res = sub.add_parser("resume", parents=[conn],
                          help="answer a paused thread; show where it stops next",
@@ -379,13 +383,35 @@ async def cmd_invoke(args: argparse.Namespace) -> int:
     try:
         # The CLI has none of the graph's classes: it shows the result as plain JSON.
         # An input over the client's limits is refused here, before anything is sent.
-        result = await asyncio.wait_for(remote._run(payload, config, {}), args.timeout)
+        if args.stream:
+            result = await asyncio.wait_for(_stream_run(remote, payload, config, args),
+                                            args.timeout)
+        else:
+            result = await asyncio.wait_for(remote._run(payload, config, {}), args.timeout)
     except TimeoutError:
         raise _no_worker(conn, f"graph {args.graph!r} did not pause or finish within "
                                f"{args.timeout:g}s") from None
     except errors.GraphrunError as exc:
         raise CLIError(f"{type(exc).__name__}: {_first_line(exc)}") from exc
     return await _show_run(gc, conn, args, args.graph, result)
+
+
+async def _stream_run(remote: Any, payload: Any, config: dict[str, Any],
+                      args: argparse.Namespace) -> Any:
+    """Print each chunk of the run as it arrives; return the run's result."""
+    from graphrun.engine import stream_chunks
+    from graphrun.payloads import RunResult
+
+    modes = [m.strip() for m in args.stream.split(",") if m.strip()]
+    async for item in remote._live_run(payload, config, {"stream_mode": modes}, decode=untag):
+        if isinstance(item, RunResult):
+            return item
+        for out in stream_chunks([item], modes, False):
+            mode, chunk = out if len(modes) > 1 else (modes[0], out)
+            line = (_dump({"mode": mode, "chunk": chunk}, indent=None) if args.json
+                    else f"[{mode}] {_dump(chunk, indent=None)}")
+            print(line, flush=True)
+    raise CLIError("the stream ended without the run's result")
 
 
 async def _show_run(gc: Any, conn: Connection, args: argparse.Namespace, graph: str | None,

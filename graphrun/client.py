@@ -549,8 +549,11 @@ class RemoteGraph:
                     yield chunk
 
     async def _live_run(self, input: Any, config: Mapping[str, Any] | None,
-                        options: Mapping[str, Any]) -> AsyncIterator[Any]:
-        """Each event of the run as it is published, then the run's RunResult."""
+                        options: Mapping[str, Any], decode: Callable[[Any], Any] | None = None
+                        ) -> AsyncIterator[Any]:
+        """Each event of the run as it is published, then the run's RunResult. Events
+        are decoded into the graph's declared types, or by `decode` (the CLI: plain JSON)."""
+        decode = decode or (lambda data: serde.loads(data, self.types))
         tid = _thread_id(config)
         wid = self.gc.workflow_id(tid)
         start_run, start = await self._stream_end(wid)
@@ -571,13 +574,13 @@ class RemoteGraph:
                 handle = self.gc.client.get_workflow_handle(wid, run_id=run_id or None)
                 offset = start if run_id == start_run else 0  # a new run's log starts at 0
                 async for _, event in stream.read(self.gc.client, handle, from_offset=offset,
-                                                  stream_id=stream_id, types=self.types):
+                                                  stream_id=stream_id, decode=decode):
                     yield event
             result = await run
         finally:
             if not run.done():
                 run.cancel()
-        for event in serde.loads(result.events, self.types) or []:  # a run not streamed live
+        for event in decode(result.events) or []:  # a run the workflow did not stream live
             yield tuple(event)
         yield result
 
@@ -600,8 +603,9 @@ class RemoteGraph:
         the streamed run in progress there stops. A reader that lost its connection
         passes the last offset it saw + 1 and goes on with no gap and no repeat."""
         handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(_thread_id(config)))
-        async for offset, event in stream.read(self.gc.client, handle, from_offset=from_offset,
-                                               stream_id=None, types=self.types):
+        async for offset, event in stream.read(
+                self.gc.client, handle, from_offset=from_offset, stream_id=None,
+                decode=lambda data: serde.loads(data, self.types)):
             for chunk in stream_chunks([event], stream_mode, subgraphs):
                 yield offset, chunk
 

@@ -19,7 +19,6 @@ from datetime import timedelta
 from typing import Any
 
 from graphrun import serde
-from graphrun.declared import NO_TYPES, DeclaredTypes
 
 STREAM_TOPIC = "graphrun"
 POLL_COOLDOWN = timedelta(milliseconds=50)  # between polls once caught up
@@ -28,26 +27,37 @@ POLL_COOLDOWN = timedelta(milliseconds=50)  # between polls once caught up
 def activity_publisher(stream_to: str, task_id: str
                        ) -> tuple[Any, Callable[[tuple[Any, ...]], None]]:
     """In a node activity: the stream client to enter, and the callback the runner calls
-    with each chunk the node streams (from any thread)."""
+    with each chunk the node streams (from any thread).
+
+    Chunks are numbered per task: the node's, or a @task call's while it runs. A node
+    that runs again (a retry; an @entrypoint between rounds of calls) numbers from 0
+    again, so readers drop what it already sent."""
     from temporalio.contrib.workflow_streams import WorkflowStreamClient
+
+    from graphrun.runner import current_task
 
     client = WorkflowStreamClient.from_within_activity(
         batch_interval=timedelta(milliseconds=100))
     topic = client.topic(STREAM_TOPIC)
     loop = asyncio.get_running_loop()
-    seq = itertools.count()
+    numbers: dict[str, itertools.count[int]] = {}
 
     def publish(event: tuple[Any, ...]) -> None:
-        item = {"id": stream_to, "task": task_id, "seq": next(seq), "e": serde.dumps(event)}
+        ctx = current_task()
+        tid = ctx.call.task.id if ctx is not None else task_id
+        seq = next(numbers.setdefault(tid, itertools.count()))
+        item = {"id": stream_to, "task": tid, "seq": seq, "e": serde.dumps(event)}
         loop.call_soon_threadsafe(topic.publish, item)
 
     return client, publish
 
 
 async def read(client: Any, handle: Any, *, from_offset: int, stream_id: str | None,
-               types: DeclaredTypes = NO_TYPES) -> AsyncIterator[tuple[int, tuple[Any, ...]]]:
+               decode: Callable[[Any], Any] = serde.loads
+               ) -> AsyncIterator[tuple[int, tuple[Any, ...]]]:
     """(offset, event) of the stream's run chunks from `from_offset`, until the end of
-    the run `stream_id` (or, without one, of the first run that ends)."""
+    the run `stream_id` (or, without one, of the first run that ends). `decode` turns
+    an event's typed JSON into values (serde.loads with the graph's declared types)."""
     from temporalio.contrib.workflow_streams import WorkflowStreamClient
 
     stream = WorkflowStreamClient(handle, client=client)
@@ -64,4 +74,4 @@ async def read(client: Any, handle: Any, *, from_offset: int, stream_id: str | N
             if data.get("seq", 0) <= seen.get(task, -1):
                 continue  # sent again by a node that ran again
             seen[task] = data["seq"]
-        yield item.offset, tuple(serde.loads(data["e"], types))
+        yield item.offset, tuple(decode(data["e"]))

@@ -177,3 +177,25 @@ def test_worker_unknown_graph(dev_server) -> None:
                       ("examples.purchase", "MODULE:ATTR")]:
         r = run_cli("worker", "--graph", spec, "--address", dev_server.address)
         assert r.code != 0 and r.err.startswith("error: ") and msg in r.err, (spec, r)
+
+
+def test_invoke_stream_prints_chunks_as_they_come(cli_worker: CLIWorker) -> None:
+    w, thread = cli_worker, _thread()
+    r = w.run("invoke", "purchase", "--thread", thread, "--input", ORDER,
+              "--stream", "updates,values")
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    streamed = [line for line in lines if line.startswith("[")]
+    assert streamed[0] == ('[values] {"item": "GPU rental", "amount": 96.0, '
+                           '"status": "pending"}')
+    assert any(line.startswith('[updates] {"__interrupt__": [') and
+               "Approve this purchase?" in line for line in streamed)
+    assert streamed[-1].startswith("[values]") and "__interrupt__" in streamed[-1]
+    assert "interrupted" in lines[len(streamed)]  # then the run's result, as invoke prints
+
+    r = w.run("invoke", "purchase", "--thread", thread, "--resume", "true",
+              "--stream", "--json")
+    assert r.code == 0, r.err
+    chunks = [json.loads(line) for line in r.out.splitlines()[:2]]
+    assert chunks == [{"mode": "updates", "chunk": {"request_approval": {"status": "approved"}}},
+                      {"mode": "updates", "chunk": {"charge_card": {"status": "charged"}}}]

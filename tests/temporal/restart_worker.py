@@ -1,5 +1,5 @@
-"""A worker process for the restart tests: serves `journal` and `crashy`, whose nodes
-log to a file.
+"""A worker process for the restart tests: serves `journal`, `crashy` and `streamy`,
+whose nodes log to a file.
 
     python -m tests.temporal.restart_worker ADDRESS TASK_QUEUE JOURNAL_PATH
 """
@@ -76,9 +76,27 @@ crashy = (StateGraph(State).add_node(first)
           .add_edge("slow", "last").compile(name="crashy"))
 
 
+# streamy: one node streams 30 custom chunks over 3 s (heartbeating), then a last step
+def chatter(state: State) -> dict:
+    from graphrun import get_stream_writer
+
+    _log("chatter-start")
+    write = get_stream_writer()
+    for i in range(30):
+        write({"i": i})
+        time.sleep(0.1)
+        heartbeat()
+    return {"status": "chattered"}
+
+
+streamy = (StateGraph(State).add_node("chatter", chatter, heartbeat_timeout=timedelta(seconds=1))
+           .add_node(last).add_edge(START, "chatter").add_edge("chatter", "last")
+           .compile(name="streamy"))
+
+
 async def main(address: str, task_queue: str) -> None:
     client = await Client.connect(address, data_converter=data_converter)
-    async with create_worker(client, {"journal": graph, "crashy": crashy},
+    async with create_worker(client, {"journal": graph, "crashy": crashy, "streamy": streamy},
                              task_queue=task_queue):
         print("ready", flush=True)
         await asyncio.Event().wait()
