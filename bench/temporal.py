@@ -22,6 +22,8 @@ Cases (graphrun call vs floor call):
                (same workflow, waiting for it) that runs one more activity.
 - local-chain: the chain with `local=True` nodes vs the same (non-local) floor.
 
+stream: the same chain through `astream` (chunks read live from the workflow's stream)
+against `ainvoke`, interleaved: wall time and time to the first chunk.
 Per-step = per-call / activities per call (10 for the chains; graphrun's
 `__start__` step runs inside the workflow, without an activity).
 History: `fetch_history` of one thread per case; events counted, and bytes of
@@ -233,6 +235,16 @@ class Bench:
     async def floor_pause(self) -> str:
         return await self.floor_start(1, True, "floor-approval")
 
+    async def graph_chain_streamed(self) -> tuple[float, float]:
+        """The chain through astream (live): (time to first chunk, wall time)."""
+        config = {"configurable": {"thread_id": new_id("chain-stream")}}
+        t0 = time.perf_counter()
+        first = None
+        async for _ in self.chain.astream({"n": 0}, config):
+            if first is None:
+                first = time.perf_counter() - t0
+        return first or 0.0, time.perf_counter() - t0
+
     async def graph_pause(self, graph: Any = None) -> str:
         tid = new_id("approval")
         out = await (graph or self.approval).ainvoke({"request": "deploy"},
@@ -273,6 +285,23 @@ async def interleave(pairs: dict[str, Callable[[], Awaitable[Any]]], reps: int,
             dt, last[k] = await timed(pairs[k])
             samples[k].append(dt)
     return samples, last
+
+
+async def stream_samples(b: Bench, reps: int, warmup: int) -> dict[str, float]:
+    """The chain invoked, and streamed live (astream), interleaved: median wall times
+    and the median time to the first chunk."""
+    plain: list[float] = []
+    walls: list[float] = []
+    firsts: list[float] = []
+    for r in range(warmup + reps):
+        dt, _ = await timed(lambda: b.graph_chain(b.chain, "chain"))
+        first, wall = await b.graph_chain_streamed()
+        if r >= warmup:
+            plain.append(dt)
+            walls.append(wall)
+            firsts.append(first)
+    return {"plain": statistics.median(plain), "streamed": statistics.median(walls),
+            "first": statistics.median(firsts)}
 
 
 async def approval_samples(b: Bench, reps: int, warmup: int
@@ -551,6 +580,7 @@ async def run(args: argparse.Namespace) -> None:
             rows.append(("chain", statistics.median(s["floor"]),
                          statistics.median(s["graphrun"]), CHAIN))
             hist_ids["chain"] = (last["floor"], last["graphrun"])
+            streamed = await stream_samples(b, reps, warmup)
             pause, resume, last = await approval_samples(b, reps, warmup)
             rows.append(("approval", statistics.median(pause["floor"]),
                          statistics.median(pause["graphrun"]), 1))
@@ -613,6 +643,9 @@ async def run(args: argparse.Namespace) -> None:
               f"time: pause all floor {f_['pause']:.1f} s / graphrun {g_['pause']:.1f} s, "
               f"resume all floor {f_['resume']:.1f} s / graphrun {g_['resume']:.1f} s; peak "
               f"RSS above start floor {f_['rss_mb']:.0f} MB / graphrun {g_['rss_mb']:.0f} MB")
+    print(f"stream: the chain streamed live takes {ms(streamed['streamed'])} against "
+          f"{ms(streamed['plain'])} invoked ({streamed['streamed'] / streamed['plain']:.2f}x); "
+          f"first chunk after {ms(streamed['first'])}")
     print("throughput, 100 approvals at once (paused, then resumed), best round; CPU ms per "
           "approval, this process (workers, client) + dev server:")
     for k, v in tput.items():

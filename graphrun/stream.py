@@ -21,7 +21,10 @@ from typing import Any
 from graphrun import serde
 
 STREAM_TOPIC = "graphrun"
-POLL_COOLDOWN = timedelta(milliseconds=50)  # between polls once caught up
+# A poll waits in the workflow until there is something new, so a reader that is caught
+# up polls again at once: chunks arrive a round trip after they are published (50 ms of
+# cooldown made a streamed 10-node chain 1.7x slower than an invoked one; none, 1.5x).
+POLL_COOLDOWN = timedelta(0)  # between polls once caught up
 
 
 def activity_publisher(stream_to: str, task_id: str
