@@ -75,10 +75,11 @@ async def run_node(call: NodeCall) -> NodeResult:
                        else (contextlib.nullcontext(), None))
     try:
         async with publisher:
-            if node.is_async or node.is_subgraph:
+            if node.is_async:
                 result = await arun_task(spec, task_call, config, resume_map=resume_map,
                                          live=live)
-            else:  # a sync node must not block the worker's event loop (heartbeats, others)
+            else:  # a sync node (or a subgraph, whose nodes may be sync) must not block
+                # the worker's event loop: heartbeats and other activities run there
                 result = await asyncio.to_thread(run_task, spec, task_call, config,
                                                  resume_map=resume_map, live=live)
     finally:

@@ -275,16 +275,17 @@ class GraphWorkflow:
                          events=serde.dumps(events) if item.stream and not item.stream_to
                          else None)
 
-    def _publisher(self, item: _Invocation) -> Any:
-        """What hands a step's chunks on: to the live stream when the caller reads it
+    def _publisher(self, item: _Invocation, starting: bool = True) -> Any:
+        """What hands a run's chunks on: to the live stream when the caller reads it
         (one item per chunk, so a reader can resume from any offset), else to the run's
         result. The stream keeps the chunks of the last two streamed runs."""
         if not item.stream_to:
             return lambda events: list(events)
-        # The log's current end (the stream's own offset query reads the same).
-        self._stream_starts = [*self._stream_starts[-1:], self._stream._on_offset()]
-        if len(self._stream_starts) == 2:
-            self._stream.truncate(self._stream_starts[0])
+        if starting:
+            # The log's current end (the stream's own offset query reads the same).
+            self._stream_starts = [*self._stream_starts[-1:], self._stream._on_offset()]
+            if len(self._stream_starts) == 2:
+                self._stream.truncate(self._stream_starts[0])
 
         def publish(events: list[Any]) -> list[Any]:
             for event in events:
@@ -304,6 +305,9 @@ class GraphWorkflow:
                         ) -> engine.TaskResult:
         result = await self._execute(run, task, item)
         run.task_finished(result)  # stream chunks in the order tasks finish
+        if item.stream_to:  # a live reader gets them now, not when the step ends
+            self._publisher(item, starting=False)(run.events)
+            run.events = []
         return result
 
     async def _execute(self, run: engine.Run, task: engine.Task, item: _Invocation

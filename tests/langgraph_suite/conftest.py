@@ -77,9 +77,6 @@ ON_TEMPORAL_DIFFERS = {
     "test_pending_writes_resume": (
         "a node's exception reaches a Temporal client as NodeFailedError naming the node "
         "and the error's type (no class is rebuilt from data), not as the ConnectionError"),
-    "test_stream_subgraphs_during_execution": (
-        "on Temporal, stream() yields a run's chunks when the run stops or pauses, not "
-        "as the nodes make them (the test times each chunk)"),
     "test_doubly_nested_graph_interrupts": (
         "puts a function (list.append) in config['configurable']; on Temporal the config "
         "travels to the node activities as data, so a function is refused"),

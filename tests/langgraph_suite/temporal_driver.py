@@ -97,14 +97,15 @@ class TemporalGraph(CompiledStateGraph):
             return await super().ainvoke(input, config, **kw)
         return await self.host.arun(self.remote.ainvoke(input, config, **_options(kw)))
 
-    async def _chunks(self, input: Any, config: Any, kw: dict[str, Any]) -> list[Any]:
-        return [c async for c in self.remote.astream(input, config, **_options(kw))]
-
+    # Chunks one at a time from the host's loop, as RemoteGraph.astream yields them live.
     def stream(self, input: Any, config: Any = None, **kw: Any) -> Iterator[Any]:
-        yield from self.host.run(self._chunks(input, config, kw))
+        chunks = self.remote.astream(input, config, **_options(kw))
+        while (chunk := self.host.run(_next(chunks))) is not _END:
+            yield chunk
 
     async def astream(self, input: Any, config: Any = None, **kw: Any) -> AsyncIterator[Any]:
-        for chunk in await self.host.arun(self._chunks(input, config, kw)):
+        chunks = self.remote.astream(input, config, **_options(kw))
+        while (chunk := await self.host.arun(_next(chunks))) is not _END:
             yield chunk
 
     # -- reading and writing state --------------------------------------------------
@@ -129,6 +130,16 @@ class TemporalGraph(CompiledStateGraph):
 
     async def aupdate_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
         return await self.host.arun(self.remote.aupdate_state(config, values, as_node))
+
+
+_END = object()
+
+
+async def _next(chunks: AsyncIterator[Any]) -> Any:
+    try:
+        return await chunks.__anext__()
+    except StopAsyncIteration:
+        return _END
 
 
 def _options(kw: dict[str, Any]) -> dict[str, Any]:
