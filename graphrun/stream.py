@@ -24,7 +24,8 @@ STREAM_TOPIC = "graphrun"
 # A poll waits in the workflow until there is something new, so a reader that is caught
 # up polls again at once: chunks arrive a round trip after they are published (50 ms of
 # cooldown made a streamed 10-node chain 1.7x slower than an invoked one; none, 1.5x).
-POLL_COOLDOWN = timedelta(0)  # between polls once caught up
+POLL_COOLDOWN = timedelta(0)
+CATCH_UP = 0.25  # seconds a reader may take to reach the end once the run has stopped  # between polls once caught up
 
 
 def activity_publisher(stream_to: str, task_id: str
@@ -78,3 +79,46 @@ async def read(client: Any, handle: Any, *, from_offset: int, stream_id: str | N
                 continue  # sent again by a node that ran again
             seen[task] = data["seq"]
         yield item.offset, tuple(decode(data["e"]))
+
+
+async def follow(client: Any, handle: Any, run: asyncio.Future[Any], *, from_offset: int,
+                 stream_id: str, decode: Callable[[Any], Any]) -> AsyncIterator[Any]:
+    """The events of the run `stream_id` as `read` gives them, for a caller that also
+    waits for the run's result (`run`). Once the result is in, every event is in the
+    stream; a poll that reached the workflow as it closed would be retried for seconds,
+    so the rest is read again from the last offset, from the closed run."""
+    queue: asyncio.Queue[tuple[int, Any] | None] = asyncio.Queue()
+
+    async def pump(offset: int) -> None:
+        async for item in read(client, handle, from_offset=offset, stream_id=stream_id,
+                               decode=decode):
+            await queue.put(item)
+        await queue.put(None)
+
+    reader = asyncio.create_task(pump(from_offset))
+    last = from_offset - 1
+    try:
+        while True:
+            get = asyncio.ensure_future(queue.get())
+            waits: list[asyncio.Future[Any]] = [get, run]
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            if not get.done():
+                get.cancel()
+                break  # the run is over: catch up below
+            item = get.result()
+            if item is None:
+                return
+            last = item[0]
+            yield item[1]
+        try:
+            while (item := await asyncio.wait_for(queue.get(), CATCH_UP)) is not None:
+                last = item[0]
+                yield item[1]
+            return
+        except TimeoutError:
+            reader.cancel()
+        async for _, event in read(client, handle, from_offset=last + 1,
+                                        stream_id=stream_id, decode=decode):
+            yield event
+    finally:
+        reader.cancel()

@@ -154,8 +154,11 @@ class GraphWorkflow:
                 self._chunks.publish({"id": item.stream_to, "end": True})
             self._track_deadlines()
             if not self._inbox and self._history_is_long():
+                # Readers' polls return what they wait for and new ones go to the next
+                # run (temporalio's recipe for streams across continue-as-new).
+                self._stream.detach_pollers()
                 await workflow.wait_condition(
-                    lambda: bool(self._inbox) or self._handling == 0)
+                    lambda: bool(self._inbox) or workflow.all_handlers_finished())
                 carried = StartRequest(
                     graph=req.graph, thread_id=req.thread_id,
                     thread=serde.thread_to_json(self._thread), max_history=req.max_history,
@@ -164,11 +167,12 @@ class GraphWorkflow:
                     upsert_changes_only=req.upsert_changes_only, deadlines=dict(self._deadlines),
                     stream=self._stream.get_state() if self._stream_starts else None)
                 if not self._inbox and self._oversized(carried, "the thread") is None:
-                    # Subscribers' polls return now and follow the thread to its next run.
-                    self._stream.detach_pollers()
                     workflow.continue_as_new(carried)
-                # A thread too large to carry over stays in this run (its history grows).
-        self._stream.detach_pollers()  # a subscriber still polling reads the closed run
+                # It stays in this run (new input, or a thread too large to carry over,
+                # whose history grows): its stream takes polls again.
+                self._stream._detaching = False  # no public way to undo detach_pollers
+        # Polls still waiting return now; a reader then reads the closed run by query.
+        self._stream.detach_pollers()
         values = engine.values_with_pending(
             self._spec, engine.restore_channels(self._spec, self._thread.head), None)
         # The final values and the last checkpoint; the whole thread stays readable by

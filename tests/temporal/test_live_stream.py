@@ -125,3 +125,35 @@ async def test_stream_goes_on_across_a_worker_that_dies_mid_node(dev_server, tem
     assert [c["i"] for m, c in chunks if m == "custom"] == list(range(30))
     assert [c for m, c in chunks if m == "updates"] == [
         {"chatter": {"status": "chattered"}}, {"last": {"status": "done after chattered"}}]
+
+
+async def test_chunks_survive_continue_as_new(temporal_client, graph_worker):
+    name = f"live-can-{uuid.uuid4().hex[:10]}"
+
+    def step(state: S) -> dict:
+        get_stream_writer()({"at": state.get("n", 0)})
+        return {"n": state.get("n", 0) + 1}
+
+    registry.register(name, StateGraph(S).add_node("step", step).add_edge(START, "step")
+                      .compile(name=name))
+    # A short history limit: the thread continues as new after the streamed run.
+    gc = GraphClient(temporal_client, task_queue=graph_worker, history_event_limit=10)
+    remote = gc.graph(name)
+    config = {"configurable": {"thread_id": f"can-{uuid.uuid4().hex}"}}
+    first = [c async for c in remote.astream({"n": 0}, config, stream_mode=["custom",
+                                                                            "updates"])]
+    assert first == [("custom", {"at": 0}), ("updates", {"step": {"n": 1}})]
+    handle = gc.client.get_workflow_handle(gc.workflow_id(config["configurable"]["thread_id"]))
+    desc = await handle.describe()
+    for _ in range(100):  # wait for the new run
+        desc = await handle.describe()
+        if desc.run_id != handle.run_id and (await handle.fetch_history()).events[0] \
+                .workflow_execution_started_event_attributes.continued_execution_run_id:
+            break
+        await asyncio.sleep(0.1)
+    started = (await handle.fetch_history()).events[0].workflow_execution_started_event_attributes
+    assert started.continued_execution_run_id  # the thread is in its second run
+    # A reader joining from offset 0 reads the first run's chunks from the new run.
+    again = [(o, c) async for o, c in remote.ajoin_stream(config, stream_mode=["custom",
+                                                                                "updates"])]
+    assert [c for _, c in again] == first
