@@ -249,11 +249,29 @@ class TaskFuture:
         self._outcome = outcome
         self._ctx = ctx
         self._running = running
+        self._cancelled = False
 
     def done(self) -> bool:
         return self._outcome is not None or (self._running is not None and self._running.done())
 
+    def cancel(self) -> bool:
+        """Cancel a call that has not finished (on Temporal: not run yet)."""
+        if self._outcome is not None:
+            return False
+        if self._running is not None:
+            return bool(self._running.cancel())
+        if self._ctx is not None and self._call in self._ctx.awaiting:
+            self._ctx.awaiting.remove(self._call)  # it will not be run
+            self._cancelled = True
+            return True
+        return False
+
+    def cancelled(self) -> bool:
+        return self._cancelled or bool(self._running is not None and self._running.cancelled())
+
     def result(self, timeout: float | None = None) -> Any:
+        if self._cancelled:
+            raise concurrent.futures.CancelledError()
         if self._outcome is None:
             if isinstance(self._running, concurrent.futures.Future):
                 self._outcome = self._running.result(timeout)
@@ -268,6 +286,8 @@ class TaskFuture:
         return _value(self._call, self._outcome)
 
     def __await__(self) -> Generator[Any, None, Any]:
+        if self._cancelled:
+            raise asyncio.CancelledError()
         if self._outcome is None:
             if self._running is None:
                 raise CallsPending()
