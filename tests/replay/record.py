@@ -219,26 +219,27 @@ async def record_copy_fork(gc: GraphClient) -> None:
     await _save(await _finish(gc, "copy-fork"), "copy_fork")
 
 
-async def record_approval_compact(gc: GraphClient) -> None:
-    """approval as the workflow now writes it: compact node calls and results, liveness
-    heartbeats and retries of lost workers, a result with the last checkpoint only."""
-    g, cfg = gc.graph("approval"), _cfg("approval-compact")
-    out = await g.ainvoke({"amount": 7}, cfg)
+async def _approve_and_save(gc: GraphClient, name: str, amount: int) -> None:
+    """One approval thread, paused and approved, saved as histories/<name>.json."""
+    thread = name.replace("_", "-")
+    g, cfg = gc.graph("approval"), _cfg(thread)
+    out = await g.ainvoke({"amount": amount}, cfg)
     assert INTERRUPT in out, out
     out = await g.ainvoke(Command(resume=True), cfg)
     assert out.get("charged") is True, out
-    await _save(await _finish(gc, "approval-compact"), "approval_compact")
+    await _save(await _finish(gc, thread), name)
+
+
+async def record_approval_compact(gc: GraphClient) -> None:
+    """approval as the workflow now writes it: compact node calls and results, liveness
+    heartbeats and retries of lost workers, a result with the last checkpoint only."""
+    await _approve_and_save(gc, "approval_compact", 7)
 
 
 async def record_approval_status(gc: GraphClient) -> None:
     """approval started by a client that sets GraphStatus/GraphName at the start: the
     workflow upserts only the values that change."""
-    g, cfg = gc.graph("approval"), _cfg("approval-status")
-    out = await g.ainvoke({"amount": 9}, cfg)
-    assert INTERRUPT in out, out
-    out = await g.ainvoke(Command(resume=True), cfg)
-    assert out.get("charged") is True, out
-    await _save(await _finish(gc, "approval-status"), "approval_status")
+    await _approve_and_save(gc, "approval_status", 9)
 
 
 async def record_functional(gc: GraphClient) -> None:
