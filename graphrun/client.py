@@ -639,22 +639,38 @@ class RemoteGraph:
 
     async def aupdate_state(self, config: Mapping[str, Any], values: Any,
                             as_node: str | None = None) -> dict[str, Any]:
+        cid = ((config or {}).get("configurable") or {}).get("checkpoint_id")
+        return await self._update(config, "update_state",
+                                  [self._send(values, "update_state values"), as_node, cid])
+
+    async def abulk_update_state(self, config: Mapping[str, Any],
+                                 supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
+        """Apply `StateUpdate`s, one checkpoint per superstep (LangGraph's)."""
+        cid = ((config or {}).get("configurable") or {}).get("checkpoint_id")
+        steps = [list(step) for step in supersteps]
+        return await self._update(config, "bulk_update_state",
+                                  [self._send(steps, "bulk_update_state values"), cid])
+
+    def bulk_update_state(self, config: Mapping[str, Any],
+                          supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
+        return asyncio.run(self.abulk_update_state(config, supersteps))
+
+    async def _update(self, config: Mapping[str, Any], update: str, args: list[Any]
+                      ) -> dict[str, Any]:
         state.root_only(config, "update")
         tid = _thread_id(config)
-        cid = ((config or {}).get("configurable") or {}).get("checkpoint_id")
         wid = self.gc.workflow_id(tid)
-        args = [self._send(values, "update_state values"), as_node, cid]
         try:
             try:
                 new_id = await self.gc.client.get_workflow_handle(wid).execute_update(
-                    "update_state", args=args, result_type=str)
+                    update, args=args, result_type=str)
             except RPCError as exc:
                 if exc.status != RPCStatusCode.NOT_FOUND:
                     raise
                 # The thread's run finished (or it never started): as in LangGraph, the
                 # update applies to its last state, in a new run seeded with it.
                 seed = await self._finished_thread(wid)
-                new_id = await self._start_with("update_state", args, str, tid, seed,
+                new_id = await self._start_with(update, args, str, tid, seed,
                                                 WorkflowIDReusePolicy.ALLOW_DUPLICATE)
         except WorkflowUpdateFailedError as exc:
             raise _translate(exc) from exc

@@ -555,13 +555,59 @@ class GraphWorkflow:
         self._publish_details()
         return ckpt.id
 
+    @workflow.update
+    async def bulk_update_state(self, supersteps: Any, checkpoint_id: str | None = None) -> str:
+        """Several `update_state`s, one checkpoint per superstep: each superstep a list of
+        `StateUpdate`s (values, as_node) applied as if those nodes ran in one step."""
+        self._handling += 1
+        try:
+            try:
+                steps = self._take_decoded(supersteps, "bulk_update_state values")
+                if not steps:
+                    raise ValueError("No supersteps provided")
+                if any(len(step) == 0 for step in steps):
+                    raise ValueError("No updates provided")
+            except (GraphrunError, ValueError) as exc:
+                raise ApplicationError(str(exc), type=type(exc).__name__,
+                                       non_retryable=True) from exc
+            await workflow.wait_condition(lambda: not self._busy and not self._inbox)
+            try:
+                for step in steps:
+                    values, as_node = step[0][0], step[0][1]
+                    ckpt = (state.special_update(self._spec, self._thread, values, as_node,
+                                                 clock=self._now, checkpoint=checkpoint_id)
+                            if len(step) == 1 else None)
+                    if ckpt is None:
+                        ckpt = await self._updates_as(list(step), checkpoint_id)
+                    checkpoint_id = ckpt.id
+            except ActivityError as exc:
+                error = _node_error(exc)
+                raise ApplicationError(error["message"], type=error["type"],
+                                       non_retryable=True) from exc
+            except (GraphrunError, ValueError) as exc:
+                raise ApplicationError(str(exc), type=type(exc).__name__,
+                                       non_retryable=True) from exc
+            self._publish_details()
+            return str(checkpoint_id)
+        finally:
+            self._handling -= 1
+
+    @bulk_update_state.validator
+    def _validate_bulk_update_state(self, supersteps: Any,
+                                    checkpoint_id: str | None = None) -> None:
+        if self._missing is not None:
+            raise self._missing
+        decoded = self._decode_input(supersteps, "bulk_update_state values")
+        self._decoded[workflow.current_update_info().id] = decoded  # type: ignore[union-attr]
+
     async def _update_as(self, values: Any, as_node: str | None,
                          checkpoint_id: str | None) -> engine.Checkpoint:
         node, writes, written = await self._writes_as(values, as_node, checkpoint_id)
         return state.apply_update(self._spec, self._thread, node, writes, written,
                                   clock=self._now, checkpoint=checkpoint_id)
 
-    async def _updates_as(self, items: list[Any], checkpoint_id: str) -> engine.Checkpoint:
+    async def _updates_as(self, items: list[Any], checkpoint_id: str | None
+                          ) -> engine.Checkpoint:
         """Several nodes' updates as one checkpoint, as if they ran in one step."""
         if len(items) == 1:
             return await self._update_as(items[0][0], items[0][1], checkpoint_id)

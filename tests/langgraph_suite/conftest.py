@@ -31,7 +31,7 @@ def durability(request: pytest.FixtureRequest) -> str:
 # subgraph tests (tests/langgraph_suite/temporal_driver.py) ------------------------------
 ON_TEMPORAL_MODULES = {"test_interruption", "test_time_travel"}
 ON_TEMPORAL_WORDS = ("interrupt", "update_state", "subgraph", "fork", "resume", "time_travel",
-                     "replay", "nested", "command")
+                     "replay", "nested", "command", "bulk", "update_as", "supersteps")
 
 
 def _on_temporal(metafunc: pytest.Metafunc) -> bool:

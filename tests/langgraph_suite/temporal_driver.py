@@ -131,6 +131,12 @@ class TemporalGraph(CompiledStateGraph):
     async def aupdate_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
         return await self.host.arun(self.remote.aupdate_state(config, values, as_node))
 
+    def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
+        return self.host.run(self.remote.abulk_update_state(config, supersteps))
+
+    async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
+        return await self.host.arun(self.remote.abulk_update_state(config, supersteps))
+
 
 _END = object()
 
