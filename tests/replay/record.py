@@ -219,6 +219,21 @@ async def record_copy_fork(gc: GraphClient) -> None:
     await _save(await _finish(gc, "copy-fork"), "copy_fork")
 
 
+async def record_bulk_update(gc: GraphClient) -> None:
+    """parallel, paused at a and b: bulk_update_state answers a, then b, one checkpoint
+    per superstep, and the thread runs on."""
+    from graphrun import StateUpdate
+
+    g, cfg = gc.graph("parallel"), _cfg("bulk-update")
+    out = await g.ainvoke({"answers": []}, cfg)
+    assert len(out[INTERRUPT]) == 2, out
+    await g.abulk_update_state(cfg, [[StateUpdate({"answers": ["a=x"]}, "a")],
+                                     [StateUpdate({"answers": ["b=y"]}, "b")]])
+    out = await g.ainvoke(None, cfg)
+    assert out["answers"] == ["a=x", "b=y"], out
+    await _save(await _finish(gc, "bulk-update"), "bulk_update")
+
+
 async def _approve_and_save(gc: GraphClient, name: str, amount: int) -> None:
     """One approval thread, paused and approved, saved as histories/<name>.json."""
     thread = name.replace("_", "-")
@@ -276,7 +291,7 @@ async def record_approval_stored(gc: GraphClient) -> None:
 
 RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
-             "approval_compact", "approval_stored", "approval_status", "functional"]
+             "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update"]
 
 
 async def main(names: list[str]) -> None:
