@@ -50,7 +50,8 @@ async def run_node(call: NodeCall) -> NodeResult:
             null_resume=(serde.loads(call.null_resume, types) if call.has_null_resume
                          else MISSING),
             nested=serde.loads(call.nested, types), context=serde.loads(call.context, types),
-            messages=call.messages, checkpoint_id=call.checkpoint_id, attempt=activity.info().attempt,
+            messages=call.messages, debug=call.debug, checkpoint_id=call.checkpoint_id,
+            attempt=activity.info().attempt,
             first_attempt_time=activity.info().scheduled_time.timestamp(),
             calls=serde.loads(call.calls, types), target=list(call.target))
         config: dict[str, Any] = serde.loads(call.config, types) or {}

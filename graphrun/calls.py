@@ -23,6 +23,7 @@ import inspect
 import threading
 import time
 from collections.abc import Callable, Generator, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from graphrun.channels import MISSING
@@ -41,6 +42,7 @@ from graphrun.types import (
     RETURN,
     PendingTask,
     RetryPolicy,
+    TaskError,
     matching_policy,
     retry_delay,
 )
@@ -105,7 +107,8 @@ def _context(ctx: TaskContext, call: Task, saved: PendingTask | None) -> TaskCon
     if answer is not MISSING:
         resume.append(answer)
     tc = TaskCall(task=call, resume=resume, context=ctx.call.context,
-                  messages=ctx.call.messages, checkpoint_id=ctx.call.checkpoint_id,
+                  messages=ctx.call.messages, debug=ctx.call.debug,
+                  checkpoint_id=ctx.call.checkpoint_id,
                   durability=ctx.call.durability, calls=dict(ctx.calls))
     inline = not ctx.target
     return TaskContext(
@@ -152,6 +155,8 @@ def run_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
     while True:
         attempt += 1
         token = _CONTEXT.set(c)
+        if attempt == 1:
+            _task_chunk(c, {"input": (args, kwargs), "triggers": c.call.task.triggers})
         try:
             out = asyncio.run(fn(*args, **kwargs)) if inspect.iscoroutinefunction(fn) else (
                 fn(*args, **kwargs))
@@ -171,6 +176,8 @@ async def arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...
     while True:
         attempt += 1
         token = _CONTEXT.set(c)
+        if attempt == 1:
+            _task_chunk(c, {"input": (args, kwargs), "triggers": c.call.task.triggers})
         try:
             out = fn(*args, **kwargs)
             if inspect.isawaitable(out):
@@ -230,9 +237,26 @@ def _stopped(c: TaskContext) -> TaskResult:
 
 
 def _record(c: TaskContext, result: TaskResult) -> TaskResult:
-    if c.inline_calls and not c.target and c.parent is not None:
-        c.finished_calls.append((c.call.task, result))
+    if c.parent is not None and not c.target:  # a call (not a caller run down to one)
+        _task_chunk(c, {
+            "error": TaskError(result.error["type"], result.error["message"])
+            if result.error else None,
+            "result": {RETURN: dict(result.writes).get(RETURN)} if result.writes else {},
+            "interrupts": [{"value": i.value, "id": i.id} for i in result.interrupts]})
+        if c.inline_calls:
+            c.finished_calls.append((c.call.task, result))
     return result
+
+
+def _task_chunk(c: TaskContext, payload: dict[str, Any]) -> None:
+    """A call's 'tasks' chunk (its start, or its result), and its 'debug' chunk."""
+    t = c.call.task
+    payload = {"id": t.id, "name": t.name, **payload}
+    c.sub_event(("tasks", payload))
+    if c.call.debug:
+        c.sub_event(("debug", {"step": t.step, "timestamp": datetime.now(UTC).isoformat(),
+                               "type": "task_result" if "result" in payload else "task",
+                               "payload": payload}))
 
 
 # -- the future a call returns --------------------------------------------------------------

@@ -480,7 +480,7 @@ class Run:
         todo = [t for t in tasks if t.id not in self._done]
         for t in todo:
             if t.name != START:
-                self._emit_task({"id": t.id, "name": t.name, "input": t.input,
+                self._emit_task({"id": t.id, "name": t.name, "input": self.graph.shown_input(t),
                                  "triggers": t.triggers})
         return todo
 
@@ -570,6 +570,7 @@ class Run:
         calls.update(self._call_results)
         return TaskCall(task=task, resume=resume, null_resume=null, nested=nested,
                         context=self.context, messages="messages" in self.options.stream_modes,
+                        debug="debug" in self.options.stream_modes,
                         checkpoint_id=self.ckpt.id, durability=self.options.durability,
                         calls=calls)
 

@@ -159,6 +159,9 @@ class EntrypointSpec(GraphSpec):
     def read_keys(self) -> tuple[str, ...]:
         return (START, PREVIOUS)
 
+    def shown_input(self, task: Any) -> Any:
+        return task.input.get(START) if isinstance(task.input, dict) else task.input
+
     def make_input(self, values: dict[str, Any], node: str | None = None,
                    schema: Any = None) -> Any:
         return values

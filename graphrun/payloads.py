@@ -55,6 +55,7 @@ class NodeCall(_Wire):
     context: Any = None  # the run's runtime context, typed JSON
     stream: bool = False  # the caller streams: send back subgraphs' chunks too
     messages: bool = False  # ... and chat models' messages ('messages' mode)
+    debug: bool = False  # ... and 'debug' chunks of @task calls
     checkpoint_id: str = ""  # the checkpoint the task runs from
     stream_to: str = ""  # publish what the node streams live (graphrun.stream)
     calls: dict[str, Any] = {}  # outcomes of the step's @task calls so far, typed JSON

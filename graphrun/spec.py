@@ -252,6 +252,10 @@ class GraphSpec:
     def output_type(self) -> Any:
         return self.builder.schemas[2] or self.builder.state_schema
 
+    def shown_input(self, task: Any) -> Any:
+        """A task's input as the 'tasks' stream shows it."""
+        return task.input
+
     @property
     def read_keys(self) -> tuple[str, ...]:
         """The channels a node's task reads (an @entrypoint's reads its input)."""

@@ -337,6 +337,7 @@ class GraphWorkflow:
             nested=serde.dumps(call.nested),
             config=_node_config(item.config),
             context=serde.dumps(call.context), stream=item.stream, messages=call.messages,
+            debug=call.debug,
             checkpoint_id=call.checkpoint_id, calls=serde.dumps(call.calls),
             target=call.target, stream_to=item.stream_to)
         if (too_big := self._oversized(payload, f"node '{task.name}' input")) is not None:
