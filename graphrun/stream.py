@@ -50,7 +50,11 @@ def activity_publisher(stream_to: str, task_id: str
         ctx = current_task()
         tid = ctx.call.task.id if ctx is not None else task_id
         seq = next(numbers.setdefault(tid, itertools.count()))
-        item = {"id": stream_to, "task": tid, "seq": seq, "e": serde.dumps(event)}
+        try:
+            data = serde.dumps(event)
+        except (TypeError, ValueError):  # a chunk is no reason to fail the node: show it
+            data = serde.dumps((*event[:-1], repr(event[-1])[:2000]))
+        item = {"id": stream_to, "task": tid, "seq": seq, "e": data}
         loop.call_soon_threadsafe(topic.publish, item)
 
     return client, publish

@@ -157,3 +157,23 @@ async def test_chunks_survive_continue_as_new(temporal_client, graph_worker):
     again = [(o, c) async for o, c in remote.ajoin_stream(config, stream_mode=["custom",
                                                                                 "updates"])]
     assert [c for _, c in again] == first
+
+
+async def test_a_chunk_that_cannot_be_stored_is_shown_not_fatal(temporal_client, graph_worker):
+    name = f"live-odd-{uuid.uuid4().hex[:10]}"
+
+    class Opaque:
+        def __repr__(self) -> str:
+            return "<opaque>"
+
+    def odd(state: S) -> dict:
+        get_stream_writer()({"handle": Opaque()})  # not data: shown as its repr
+        return {"n": 1}
+
+    registry.register(name, StateGraph(S).add_node("odd", odd).add_edge(START, "odd")
+                      .compile(name=name))
+    remote = GraphClient(temporal_client, task_queue=graph_worker).graph(name)
+    config = {"configurable": {"thread_id": f"odd-{uuid.uuid4().hex}"}}
+    chunks = [c async for c in remote.astream({"n": 0}, config, stream_mode=["custom",
+                                                                             "updates"])]
+    assert chunks == [("custom", "{'handle': <opaque>}"), ("updates", {"odd": {"n": 1}})]
