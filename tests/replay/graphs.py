@@ -188,3 +188,33 @@ def functional(items: list[str]) -> dict[str, Any]:
 
 
 GRAPHS["functional"] = functional
+
+
+# -- streamed: START -> talk (writes two custom chunks) -> ask (interrupt) -> END --------
+class StreamedState(TypedDict, total=False):
+    said: int
+    answer: Any
+
+
+def talk(state: StreamedState) -> dict[str, Any]:
+    from graphrun import get_stream_writer
+
+    write = get_stream_writer()
+    write({"line": 1})
+    write({"line": 2})
+    return {"said": 2}
+
+
+def ask_streamed(state: StreamedState) -> dict[str, Any]:
+    return {"answer": interrupt("go on?")}
+
+
+streamed = (StateGraph(StreamedState)
+            .add_node("talk", talk)
+            .add_node("ask", ask_streamed)
+            .add_edge(START, "talk")
+            .add_edge("talk", "ask")
+            .add_edge("ask", END)
+            .compile(name="streamed"))
+
+GRAPHS["streamed"] = streamed

@@ -234,6 +234,17 @@ async def record_bulk_update(gc: GraphClient) -> None:
     await _save(await _finish(gc, "bulk-update"), "bulk_update")
 
 
+async def record_streamed(gc: GraphClient) -> None:
+    """streamed, read live with astream: the activity's publish signals, the reader's poll
+    updates, the end markers; paused, then resumed by a second streamed run."""
+    g, cfg = gc.graph("streamed"), _cfg("streamed")
+    chunks = [c async for c in g.astream({"said": 0}, cfg, stream_mode=["custom", "updates"])]
+    assert ("custom", {"line": 2}) in chunks and chunks[-1][0] == "updates", chunks
+    chunks = [c async for c in g.astream(Command(resume="yes"), cfg)]
+    assert chunks == [{"ask": {"answer": "yes"}}], chunks
+    await _save(await _finish(gc, "streamed"), "streamed")
+
+
 async def _approve_and_save(gc: GraphClient, name: str, amount: int) -> None:
     """One approval thread, paused and approved, saved as histories/<name>.json."""
     thread = name.replace("_", "-")
@@ -291,7 +302,8 @@ async def record_approval_stored(gc: GraphClient) -> None:
 
 RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
-             "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update"]
+             "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update",
+             "streamed"]
 
 
 async def main(names: list[str]) -> None:
