@@ -34,7 +34,7 @@ from graphrun.errors import (
     NodeFailedError,
     TargetReached,
 )
-from graphrun.runner import _CONTEXT, TaskContext, current_task, task_config
+from graphrun.runner import _CONTEXT, TaskContext, _awaiting, current_task, task_config
 from graphrun.types import (
     NS_END,
     NS_SEP,
@@ -154,9 +154,7 @@ def run_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
     attempt = 0
     while True:
         attempt += 1
-        token = _CONTEXT.set(c)
-        if attempt == 1:
-            _task_chunk(c, {"input": (args, kwargs), "triggers": c.call.task.triggers})
+        token = _enter(c, attempt, args, kwargs)
         try:
             out = asyncio.run(fn(*args, **kwargs)) if inspect.iscoroutinefunction(fn) else (
                 fn(*args, **kwargs))
@@ -175,9 +173,7 @@ async def arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...
     attempt = 0
     while True:
         attempt += 1
-        token = _CONTEXT.set(c)
-        if attempt == 1:
-            _task_chunk(c, {"input": (args, kwargs), "triggers": c.call.task.triggers})
+        token = _enter(c, attempt, args, kwargs)
         try:
             out = fn(*args, **kwargs)
             if inspect.isawaitable(out):
@@ -195,11 +191,20 @@ async def arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...
         await asyncio.sleep(delay)
 
 
+def _enter(c: TaskContext, attempt: int, args: tuple[Any, ...], kwargs: dict[str, Any]
+           ) -> contextvars.Token[TaskContext | None]:
+    """Make `c` the running task for one attempt; the first says the call started."""
+    token = _CONTEXT.set(c)
+    if attempt == 1:
+        _task_chunk(c, {"input": (args, kwargs), "triggers": c.call.task.triggers})
+    return token
+
+
 def _done(c: TaskContext, out: Any) -> TaskResult:
     t = c.call.task
     if c.awaiting or c.target:
-        return _stopped(c)
-    if c.parent is not None and not c.target and c.inline_calls:
+        return _awaiting(c)
+    if c.inline_calls:  # on Temporal the workflow streams a call's update
         c.sub_event(("updates", {t.name: out}))  # as it finishes, before its caller's
     result = TaskResult(task_id=t.id, writes=[(RETURN, out)], update=out,
                         resume=list(c.resume), custom=[] if c.inline_calls else c.custom,
@@ -215,7 +220,7 @@ def _outcome(c: TaskContext, exc: BaseException, retry: Sequence[RetryPolicy],
         return exc.run(), 0.0
     if isinstance(exc, CallsPending) or ((c.awaiting or c.target)
                                          and isinstance(exc, Exception)):
-        return _stopped(c), 0.0
+        return _awaiting(c), 0.0
     if isinstance(exc, GraphInterrupt):
         return _record(c, TaskResult(task_id=t.id, interrupts=list(exc.interrupts),
                                      paused=True, resume=list(c.resume),
@@ -230,21 +235,15 @@ def _outcome(c: TaskContext, exc: BaseException, retry: Sequence[RetryPolicy],
                                  error={"type": type(exc).__name__, "message": str(exc)})), 0.0
 
 
-def _stopped(c: TaskContext) -> TaskResult:
-    from graphrun.runner import _awaiting
-
-    return _awaiting(c)
-
-
 def _record(c: TaskContext, result: TaskResult) -> TaskResult:
-    if c.parent is not None and not c.target:  # a call (not a caller run down to one)
-        _task_chunk(c, {
-            "error": TaskError(result.error["type"], result.error["message"])
-            if result.error else None,
-            "result": {RETURN: dict(result.writes).get(RETURN)} if result.writes else {},
-            "interrupts": [{"value": i.value, "id": i.id} for i in result.interrupts]})
-        if c.inline_calls:
-            c.finished_calls.append((c.call.task, result))
+    """A call's outcome: streamed as its result chunk; in-process, kept for its caller."""
+    _task_chunk(c, {
+        "error": TaskError(result.error["type"], result.error["message"])
+        if result.error else None,
+        "result": {RETURN: dict(result.writes).get(RETURN)} if result.writes else {},
+        "interrupts": [{"value": i.value, "id": i.id} for i in result.interrupts]})
+    if c.inline_calls:
+        c.finished_calls.append((c.call.task, result))
     return result
 
 

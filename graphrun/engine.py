@@ -695,8 +695,7 @@ class Run:
             else:
                 self._held[r.task_id] = r
         for caller in ready:  # runs again, now with its calls' outcomes
-            self._round.append(self._calls[caller][0] if caller in self._calls
-                               else self._by_id[caller])
+            self._round.append(self._caller(caller))
         if self._round:
             return None
         held, self._held = list(self._held.values()), {}
@@ -711,8 +710,11 @@ class Run:
             self._waiting.setdefault(caller, set()).add(call.id)
             self._round.append(call)
         if caller not in self._waiting:  # nothing new to wait for: run it again now
-            self._round.append(self._calls[caller][0] if caller in self._calls
-                               else owner)
+            self._round.append(self._caller(caller))
+
+    def _caller(self, caller: str) -> Task:
+        """The task that made calls: one of the step's, or a call that made its own."""
+        return self._calls[caller][0] if caller in self._calls else self._by_id[caller]
 
     def _drop_calls(self, owner: Task) -> None:
         mine = {k for k, (_, _, o) in self._calls.items() if o.id == owner.id}

@@ -318,10 +318,7 @@ def bulk_update_state(graph: GraphSpec, thread: Thread, supersteps: Sequence[Seq
                       node_writes: Callable[..., tuple[list[Write], Any]],
                       config: Mapping[str, Any] | None = None) -> Checkpoint:
     """Apply `StateUpdate`s, one checkpoint per superstep (LangGraph's bulk_update_state)."""
-    if not supersteps:
-        raise ValueError("No supersteps provided")
-    if any(len(step) == 0 for step in supersteps):
-        raise ValueError("No updates provided")
+    check_supersteps(supersteps)
     ckpt: Checkpoint | None = None
     for step in supersteps:
         ckpt = _superstep(graph, thread, step, clock=clock, checkpoint=checkpoint,
@@ -329,6 +326,14 @@ def bulk_update_state(graph: GraphSpec, thread: Thread, supersteps: Sequence[Seq
         checkpoint = ckpt.id
     assert ckpt is not None
     return ckpt
+
+
+def check_supersteps(supersteps: Sequence[Sequence[Any]]) -> None:
+    """LangGraph's refusals of an empty bulk update."""
+    if not supersteps:
+        raise ValueError("No supersteps provided")
+    if any(len(step) == 0 for step in supersteps):
+        raise ValueError("No updates provided")
 
 
 def _superstep(graph: GraphSpec, thread: Thread, step: Sequence[Any], *,

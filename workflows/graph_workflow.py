@@ -9,6 +9,8 @@ so they must be pure.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -54,6 +56,20 @@ LIVENESS_TIMEOUT = timedelta(seconds=20)
 # a node's own exceptions follow its RetryPolicy (once, without one), as in LangGraph.
 INFRA_ATTEMPTS = 3
 MAX_REFUSALS_KEPT = 20
+
+
+@contextlib.contextmanager
+def _update_failure() -> Iterator[None]:
+    """An update that cannot be applied fails the update, not the workflow task: a
+    routing function that raised (its activity), or data the thread refuses."""
+    try:
+        yield
+    except ActivityError as exc:
+        error = _node_error(exc)
+        raise ApplicationError(error["message"], type=error["type"],
+                               non_retryable=True) from exc
+    except (GraphrunError, ValueError) as exc:
+        raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
 
 
 @dataclass
@@ -250,14 +266,13 @@ class GraphWorkflow:
             return self._refused(item, exc)
         self._set_status("running")
         events: list[Any] = []
-        publish = self._publisher(item)
+        self._begin_stream(item)
         try:
             while tasks := run.next_tasks():
-                events += publish(run.events)
-                run.events = []
+                events += self._hand_on(item, run)
                 results = await asyncio.gather(*(self._reported(run, t, item) for t in tasks))
                 run.finish_step(results)
-            events += publish(run.events)
+            events += self._hand_on(item, run)
         except InvalidResumeError as exc:
             self._set_status(before)
             return self._refused(item, exc)
@@ -279,23 +294,24 @@ class GraphWorkflow:
                          events=serde.dumps(events) if item.stream and not item.stream_to
                          else None)
 
-    def _publisher(self, item: _Invocation, starting: bool = True) -> Any:
-        """What hands a run's chunks on: to the live stream when the caller reads it
-        (one item per chunk, so a reader can resume from any offset), else to the run's
-        result. The stream keeps the chunks of the last two streamed runs."""
-        if not item.stream_to:
-            return lambda events: list(events)
-        if starting:
+    def _begin_stream(self, item: _Invocation) -> None:
+        """A streamed run starts: the stream keeps the chunks of the last two."""
+        if item.stream_to:
             # The log's current end (the stream's own offset query reads the same).
             self._stream_starts = [*self._stream_starts[-1:], self._stream._on_offset()]
             if len(self._stream_starts) == 2:
                 self._stream.truncate(self._stream_starts[0])
 
-        def publish(events: list[Any]) -> list[Any]:
-            for event in events:
-                self._chunks.publish({"id": item.stream_to, "e": serde.dumps(event)})
-            return []
-        return publish
+    def _hand_on(self, item: _Invocation, run: engine.Run) -> list[Any]:
+        """Take the run's chunks so far: published to the live stream when the caller
+        reads it (one item per chunk, so a reader can go on from any offset), else
+        returned for the run's result."""
+        events, run.events = run.events, []
+        if not item.stream_to:
+            return events
+        for event in events:
+            self._chunks.publish({"id": item.stream_to, "e": serde.dumps(event)})
+        return []
 
     def _refused(self, item: _Invocation, exc: Exception) -> RunResult:
         message = f"{type(exc).__name__}: {exc}"
@@ -310,8 +326,7 @@ class GraphWorkflow:
         result = await self._execute(run, task, item)
         run.task_finished(result)  # stream chunks in the order tasks finish
         if item.stream_to:  # a live reader gets them now, not when the step ends
-            self._publisher(item, starting=False)(run.events)
-            run.events = []
+            self._hand_on(item, run)
         return result
 
     async def _execute(self, run: engine.Run, task: engine.Task, item: _Invocation
@@ -483,11 +498,8 @@ class GraphWorkflow:
                           interrupt_after=req.interrupt_after, refusal=refusal,
                           context=context, stream_modes=tuple(req.stream_modes),
                           stream_to=req.stream_to)
-        self._handling += 1
-        try:
+        with self._handling_update():
             await workflow.wait_condition(lambda: n in self._results)
-        finally:
-            self._handling -= 1
         result = self._results.pop(n)
         if result.error is not None and result.status != "failed":
             raise ApplicationError(result.error["message"], result.error,
@@ -520,21 +532,10 @@ class GraphWorkflow:
         The node's edges are applied here; its routing functions, if it has any,
         run in the `route_update` activity like all user code.
         """
-        self._handling += 1  # the thread stays open until it is done
-        try:
-            return await self._update_state(values, as_node, checkpoint_id)
-        finally:
-            self._handling -= 1
-
-    async def _update_state(self, values: Any, as_node: str | None,
-                            checkpoint_id: str | None) -> str:
-        try:
+        with self._handling_update(), _update_failure():
+            # Decoded by the validator; replaying an accepted update decodes here.
             decoded = self._take_decoded(values, "update_state values")
-        except (GraphrunError, ValueError) as exc:  # replaying an update accepted earlier
-            raise ApplicationError(str(exc), type=type(exc).__name__,
-                                   non_retryable=True) from exc
-        await workflow.wait_condition(lambda: not self._busy and not self._inbox)
-        try:
+            await workflow.wait_condition(lambda: not self._busy and not self._inbox)
             ckpt = state.special_update(self._spec, self._thread, decoded, as_node,
                                         clock=self._now, checkpoint=checkpoint_id)
             if ckpt is None:
@@ -546,52 +547,27 @@ class GraphWorkflow:
                 else:
                     for item in decoded:
                         ckpt = await self._update_as(item[0], item[1], ckpt.id)
-        except ActivityError as exc:
-            error = _node_error(exc)
-            raise ApplicationError(error["message"], type=error["type"],
-                                   non_retryable=True) from exc
-        except (GraphrunError, ValueError) as exc:
-            raise ApplicationError(str(exc), type=type(exc).__name__,
-                                   non_retryable=True) from exc
-        self._publish_details()
-        return ckpt.id
+            self._publish_details()
+            return ckpt.id
 
     @workflow.update
     async def bulk_update_state(self, supersteps: Any, checkpoint_id: str | None = None) -> str:
         """Several `update_state`s, one checkpoint per superstep: each superstep a list of
         `StateUpdate`s (values, as_node) applied as if those nodes ran in one step."""
-        self._handling += 1
-        try:
-            try:
-                steps = self._take_decoded(supersteps, "bulk_update_state values")
-                if not steps:
-                    raise ValueError("No supersteps provided")
-                if any(len(step) == 0 for step in steps):
-                    raise ValueError("No updates provided")
-            except (GraphrunError, ValueError) as exc:
-                raise ApplicationError(str(exc), type=type(exc).__name__,
-                                       non_retryable=True) from exc
+        with self._handling_update(), _update_failure():
+            steps = self._take_decoded(supersteps, "bulk_update_state values")
+            state.check_supersteps(steps)
             await workflow.wait_condition(lambda: not self._busy and not self._inbox)
-            try:
-                for step in steps:
-                    values, as_node = step[0][0], step[0][1]
-                    ckpt = (state.special_update(self._spec, self._thread, values, as_node,
-                                                 clock=self._now, checkpoint=checkpoint_id)
-                            if len(step) == 1 else None)
-                    if ckpt is None:
-                        ckpt = await self._updates_as(list(step), checkpoint_id)
-                    checkpoint_id = ckpt.id
-            except ActivityError as exc:
-                error = _node_error(exc)
-                raise ApplicationError(error["message"], type=error["type"],
-                                       non_retryable=True) from exc
-            except (GraphrunError, ValueError) as exc:
-                raise ApplicationError(str(exc), type=type(exc).__name__,
-                                       non_retryable=True) from exc
+            for step in steps:
+                values, as_node = step[0][0], step[0][1]
+                ckpt = (state.special_update(self._spec, self._thread, values, as_node,
+                                             clock=self._now, checkpoint=checkpoint_id)
+                        if len(step) == 1 else None)
+                if ckpt is None:
+                    ckpt = await self._updates_as(list(step), checkpoint_id)
+                checkpoint_id = ckpt.id
             self._publish_details()
             return str(checkpoint_id)
-        finally:
-            self._handling -= 1
 
     @bulk_update_state.validator
     def _validate_bulk_update_state(self, supersteps: Any,
@@ -600,6 +576,16 @@ class GraphWorkflow:
             raise self._missing
         decoded = self._decode_input(supersteps, "bulk_update_state values")
         self._decoded[workflow.current_update_info().id] = decoded  # type: ignore[union-attr]
+
+    @contextlib.contextmanager
+    def _handling_update(self) -> Iterator[None]:
+        """An invoke or update_state handler is running: the thread stays open for it
+        (the stream's polls are handlers too, and must not keep it open)."""
+        self._handling += 1
+        try:
+            yield
+        finally:
+            self._handling -= 1
 
     async def _update_as(self, values: Any, as_node: str | None,
                          checkpoint_id: str | None) -> engine.Checkpoint:

@@ -64,12 +64,7 @@ def derive_bad_approval() -> None:
 
 
 async def record_approval(gc: GraphClient) -> None:
-    g, cfg = gc.graph("approval"), _cfg("approval")
-    out = await g.ainvoke({"amount": 42}, cfg)
-    assert INTERRUPT in out, out
-    out = await g.ainvoke(Command(resume=True), cfg)
-    assert out.get("charged") is True, out
-    await _save(await _finish(gc, "approval"), "approval")
+    await _approve_and_save(gc, "approval", 42)
     derive_bad_approval()
 
 
@@ -291,13 +286,7 @@ async def record_approval_stored(gc: GraphClient) -> None:
                                       data_converter=data_converter(external_storage=payloads))
         queue = "replay-record-stored"
         async with create_worker(client, GRAPHS, task_queue=queue):
-            sgc = GraphClient(client, task_queue=queue)
-            g, cfg = sgc.graph("approval"), _cfg("approval-stored")
-            out = await g.ainvoke({"amount": 8}, cfg)
-            assert INTERRUPT in out, out
-            out = await g.ainvoke(Command(resume=True), cfg)
-            assert out.get("charged") is True, out
-            await _save(await _finish(sgc, "approval-stored"), "approval_stored")
+            await _approve_and_save(GraphClient(client, task_queue=queue), "approval_stored", 8)
 
 
 RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
