@@ -572,10 +572,7 @@ class GraphWorkflow:
     @bulk_update_state.validator
     def _validate_bulk_update_state(self, supersteps: Any,
                                     checkpoint_id: str | None = None) -> None:
-        if self._missing is not None:
-            raise self._missing
-        decoded = self._decode_input(supersteps, "bulk_update_state values")
-        self._decoded[workflow.current_update_info().id] = decoded  # type: ignore[union-attr]
+        self._decode_update(supersteps, "bulk_update_state values")
 
     @contextlib.contextmanager
     def _handling_update(self) -> Iterator[None]:
@@ -628,9 +625,13 @@ class GraphWorkflow:
     @update_state.validator
     def _validate_update_state(self, values: Any, as_node: str | None = None,
                                checkpoint_id: str | None = None) -> None:
+        self._decode_update(values, "update_state values")
+
+    def _decode_update(self, values: Any, what: str) -> None:
+        """A validator's decoding, kept for its handler (see _take_decoded)."""
         if self._missing is not None:
             raise self._missing
-        decoded = self._decode_input(values, "update_state values")
+        decoded = self._decode_input(values, what)
         self._decoded[workflow.current_update_info().id] = decoded  # type: ignore[union-attr]
 
     @workflow.signal
