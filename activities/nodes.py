@@ -53,7 +53,9 @@ async def run_node(call: NodeCall) -> NodeResult:
             messages=call.messages, debug=call.debug, checkpoint_id=call.checkpoint_id,
             attempt=activity.info().attempt,
             first_attempt_time=activity.info().scheduled_time.timestamp(),
-            calls=serde.loads(call.calls, types), target=list(call.target))
+            calls=serde.loads(call.calls, types), target=list(call.target),
+            **({} if call.remaining_steps is None else
+               {"remaining_steps": call.remaining_steps}))
         config: dict[str, Any] = serde.loads(call.config, types) or {}
         resume_map = serde.loads(call.resume_map, types)
     except (UndeclaredTypeError, ValueError) as exc:

@@ -134,6 +134,7 @@ class TaskCall:
     # Run only this call: the call ids from the task down to it (Temporal runs each call
     # as its own activity, by running its caller again down to it).
     target: list[str] = field(default_factory=list)
+    remaining_steps: int = 25  # supersteps the run may still take, this one included
 
 
 @dataclass

@@ -157,12 +157,15 @@ def prepare_tasks(graph: GraphSpec, ckpt: Checkpoint, channels: Mapping[str, Cha
                     ns=ns, step=step, state=state, timeout=timeout)
 
     sends = channels[TASKS].get() if channels[TASKS].is_available() else []
+    state = None
     for i, packet in enumerate(sends):
         if packet.node not in graph.nodes or packet.node == START:
             continue
-        tasks.append(make(packet.node, PUSH, i, (PUSH,), packet.arg, timeout=(
-            packet.timeout.to_data() if packet.timeout else None)))
-    state = None
+        if graph.nodes[packet.node].reads_state and state is None:
+            state = read_values(channels, graph.read_keys)
+        tasks.append(make(packet.node, PUSH, i, (PUSH,), packet.arg,
+                          state if graph.nodes[packet.node].reads_state else None,
+                          timeout=packet.timeout.to_data() if packet.timeout else None))
     for name, triggers in graph.triggers.items():
         seen = ckpt.versions_seen.get(name, {})
         if any(channels[c].is_available() and ckpt.channel_versions.get(c, 0) > seen.get(c, 0)
@@ -572,7 +575,7 @@ class Run:
                         context=self.context, messages="messages" in self.options.stream_modes,
                         debug="debug" in self.options.stream_modes,
                         checkpoint_id=self.ckpt.id, durability=self.options.durability,
-                        calls=calls)
+                        calls=calls, remaining_steps=self.recursion_limit - self.steps)
 
     def _owner_of_null_resume(self) -> str | None:
         # The single pending interrupt's task; else (lenient mode) the first task.

@@ -15,6 +15,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
+from graphrun.channels import Channel
 from graphrun.declared import input_annotation
 from graphrun.errors import GraphValidationError
 from graphrun.local import CompiledStateGraph
@@ -105,28 +106,39 @@ class StateGraph:
     """
 
     def __init__(self, state_schema: Any, context_schema: Any = None, *,
-                 input_schema: Any = None, output_schema: Any = None) -> None:
+                 input_schema: Any = None, output_schema: Any = None,
+                 channels: dict[str, Channel] | None = None) -> None:
+        """`channels` (key -> Channel) declares the state's channels outright instead of
+        reading them from the schemas' annotations: for graphs built by another
+        library's builder (graphrun.bridge), whose annotations name its own classes."""
         self.state_schema = state_schema
+        self.declared_channels = channels
         self.context_schema = context_schema
         self.schemas = [state_schema, input_schema, output_schema,  # for declared types
                         context_schema]
         self.fields = state_fields(state_schema)
         # Every schema's keys are channels (LangGraph): input-only, output-only and the
         # private keys of nodes' input schemas too. The first annotation of a key wins.
-        self.channel_types: dict[str, Any] = {}
+        self.channel_types: dict[str, Any] = dict.fromkeys(channels or (), Any)
         for schema in (state_schema, input_schema, output_schema):
             self._add_schema(schema)
-        self.input_keys = list(state_fields(input_schema)) if input_schema else list(self.fields)
-        self.output_keys = (list(state_fields(output_schema)) if output_schema
-                            else list(self.fields))
+        self.input_keys = self._keys(input_schema)
+        self.output_keys = self._keys(output_schema)
         self.nodes: dict[str, NodeSpec] = {}
         self.edges: list[tuple[str, str]] = []
         self.joins: list[tuple[tuple[str, ...], str]] = []
         self.branches: dict[str, list[Branch]] = {}
         self.node_defaults: dict[str, Any] = {}  # set_node_defaults()
+        self.counts_steps = False  # see GraphSpec.counts_steps
+        self.recursion_limit = 25
+
+    def _keys(self, schema: Any) -> list[str]:
+        keys = list(state_fields(schema)) if schema else list(self.fields)
+        return keys if self.declared_channels is None else [
+            k for k in keys if k in self.declared_channels]
 
     def _add_schema(self, schema: Any) -> None:
-        if schema is None:
+        if schema is None or self.declared_channels is not None:
             return
         for k, annotation in state_fields(schema).items():
             if k not in self.channel_types:

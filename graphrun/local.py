@@ -153,7 +153,7 @@ class CompiledStateGraph:
         thread = self._thread(config)
         return Run(self.spec, thread, input, clock=_now, options=RunOptions(
             checkpoint=_checkpoint_id(config),
-            recursion_limit=int((config or {}).get("recursion_limit", 25)),
+            recursion_limit=int((config or {}).get("recursion_limit", self.spec.recursion_limit)),
             checkpointer=self.checkpointer is not None,
             interrupt_before=options.get("interrupt_before"),
             interrupt_after=options.get("interrupt_after"),

@@ -60,6 +60,7 @@ class NodeCall(_Wire):
     stream_to: str = ""  # publish what the node streams live (graphrun.stream)
     calls: dict[str, Any] = {}  # outcomes of the step's @task calls so far, typed JSON
     target: list[str] = []  # run the task down to this @task call, and run that call
+    remaining_steps: int | None = None  # for graphs whose nodes read it (GraphSpec.counts_steps)
 
 
 class NodeResult(_Wire):

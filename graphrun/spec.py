@@ -61,6 +61,9 @@ class NodeSpec:
     calls_graph: Any = None
     input_schema: Any = None  # what the node reads, if not the state schema
     input_keys: tuple[str, ...] | None = None
+    # A Send's task also gets the state the node would read from an edge (`Task.state`):
+    # LangGraph's ToolNode reads it for the tool calls it is sent.
+    reads_state: bool = False
 
 
 @dataclass(frozen=True)
@@ -202,13 +205,18 @@ class GraphSpec:
     output_keys: tuple[str, ...]
     types: DeclaredTypes = NO_TYPES  # the classes its data may be decoded into
     trigger_channels: frozenset[str] = frozenset()  # the channels that start a node
+    # Nodes read how many steps the run has left (LangGraph's managed RemainingSteps).
+    counts_steps: bool = False
+    recursion_limit: int = 25  # the default of a run's `recursion_limit`
 
     @classmethod
     def build(cls, b: StateGraph, *, name: str, interrupt_before: Sequence[str],
               interrupt_after: Sequence[str], strict_resume: bool,
               local_activities: bool = False, types: Iterable[type] = ()) -> GraphSpec:
-        channels: dict[str, Channel] = {k: channel_for(k, t)
-                                        for k, t in b.channel_types.items()}
+        declared = b.declared_channels or {}
+        channels: dict[str, Channel] = {
+            k: declared[k] if k in declared else channel_for(k, t)
+            for k, t in b.channel_types.items()}
         channels[START] = EphemeralValue(START)
         channels[TASKS] = Topic(TASKS)
         nodes = {START: NodeSpec(name=START, fn=None), **b.nodes_with_defaults()}
@@ -242,6 +250,7 @@ class GraphSpec:
             state_keys=tuple(b.channel_types),
             input_keys=tuple(b.input_keys), output_keys=tuple(b.output_keys),
             types=declared_types(b.schemas, types),
+            counts_steps=b.counts_steps, recursion_limit=b.recursion_limit,
             trigger_channels=frozenset(c for ts in triggers.values() for c in ts))
 
     @property

@@ -258,7 +258,8 @@ class GraphWorkflow:
             run = engine.Run(self._spec, self._thread, item.input, clock=self._now,
                              options=engine.RunOptions(
                                  checkpoint=item.checkpoint_id,
-                                 recursion_limit=int(item.config.get("recursion_limit", 25)),
+                                 recursion_limit=int(item.config.get(
+                                     "recursion_limit", self._spec.recursion_limit)),
                                  interrupt_before=item.interrupt_before,
                                  interrupt_after=item.interrupt_after, context=item.context,
                                  stream_modes=frozenset(item.stream_modes)))
@@ -354,7 +355,8 @@ class GraphWorkflow:
             context=serde.dumps(call.context), stream=item.stream, messages=call.messages,
             debug=call.debug,
             checkpoint_id=call.checkpoint_id, calls=serde.dumps(call.calls),
-            target=call.target, stream_to=item.stream_to)
+            target=call.target, stream_to=item.stream_to,
+            remaining_steps=call.remaining_steps if self._spec.counts_steps else None)
         if (too_big := self._oversized(payload, f"node '{task.name}' input")) is not None:
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
                                      error={"type": "PayloadTooLargeError", "message": too_big})

@@ -1,0 +1,54 @@
+"""Run LangGraph's own graphs and agents on graphrun: `from_langgraph`.
+
+`from_langgraph(graph)` reads a LangGraph `StateGraph` (or the builder behind a
+compiled one) into a graphrun graph: the same nodes, edges, waiting edges,
+branches, channels, schemas, breakpoints and config, with LangGraph's node code
+run unchanged (see `graphrun.bridge.run`). LangGraph's `add_messages` becomes
+graphrun's, whose message ids are deterministic (it runs inside the workflow).
+
+Needs `pip install 'graphrun[langgraph]'`; the supported LangGraph range is
+`graphrun.bridge.SUPPORTED`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def is_langgraph(obj: Any) -> bool:
+    """A LangGraph graph, compiled or not (checked without importing LangGraph)."""
+    return any(c.__module__.startswith("langgraph.") and c.__name__ in (
+        "StateGraph", "CompiledStateGraph") for c in type(obj).__mro__)
+
+
+def from_langgraph(graph: Any, *, name: str | None = None, checkpointer: Any = None) -> Any:
+    """A graphrun compiled graph that runs a LangGraph graph.
+
+    Args:
+        graph: a LangGraph `CompiledStateGraph` (e.g. from `create_agent` or
+            `create_react_agent`) or an uncompiled `langgraph.graph.StateGraph`.
+        name: the graph's name (what a worker registers it under); default the
+            compiled graph's own name.
+        checkpointer: graphrun's `InMemorySaver` (or True/False for a subgraph).
+            Default: an `InMemorySaver` if the LangGraph graph had a checkpointer,
+            since LangGraph's savers cannot keep graphrun's threads. On Temporal the
+            workflow keeps the thread and no checkpointer is needed.
+
+    Example:
+        >>> from langchain.agents import create_agent      # doctest: +SKIP
+        >>> agent = from_langgraph(create_agent(model, tools), name="agent")  # doctest: +SKIP
+    """
+    from graphrun.bridge import convert
+
+    return convert.compiled(graph, name=name, checkpointer=checkpointer)
+
+
+def __getattr__(attr: str) -> Any:
+    if attr == "SUPPORTED":
+        from graphrun.bridge._langgraph import SUPPORTED
+
+        return SUPPORTED
+    raise AttributeError(attr)
+
+
+__all__ = ["from_langgraph", "is_langgraph"]

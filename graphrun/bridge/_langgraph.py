@@ -1,0 +1,60 @@
+"""Every LangGraph name the bridge reads that LangGraph does not promise to keep.
+
+They were read from langgraph 1.2 (`_internal._constants`, `_internal._scratchpad`,
+`managed.base`) and are checked here, once, at import: another minor version fails
+with the supported range in the message instead of misbehaving later. Public names
+(`langgraph.types`, `langgraph.errors`, `langgraph.runtime`, ...) are imported where
+they are used.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+SUPPORTED = ">=1.2,<1.3"  # keep in step with pyproject's `langgraph` extra
+
+
+def _check() -> str:
+    try:
+        installed = version("langgraph")
+    except PackageNotFoundError:
+        raise ImportError(
+            f"graphrun.bridge runs LangGraph's own graphs and needs langgraph{SUPPORTED}: "
+            f"pip install 'graphrun[langgraph]'.") from None
+    major, minor = (int(p) for p in installed.split(".")[:2])
+    if (major, minor) != (1, 2):
+        raise ImportError(
+            f"graphrun.bridge supports langgraph{SUPPORTED}; langgraph {installed} is "
+            f"installed. Install a supported one: pip install 'graphrun[langgraph]'.")
+    return installed
+
+
+INSTALLED = _check()
+
+from langgraph._internal._constants import (  # noqa: E402
+    CONF,
+    CONFIG_KEY_NODE_ERROR,
+    CONFIG_KEY_READ_STATE,
+    CONFIG_KEY_RUNTIME,
+    CONFIG_KEY_SCRATCHPAD,
+    CONFIG_KEY_SEND,
+    CONFIG_KEY_TASK_ID,
+    RESUME,
+)
+from langgraph._internal._scratchpad import PregelScratchpad  # noqa: E402
+from langgraph.managed.base import ManagedValue  # noqa: E402
+
+__all__ = [
+    "CONF",
+    "CONFIG_KEY_NODE_ERROR",
+    "CONFIG_KEY_READ_STATE",
+    "CONFIG_KEY_RUNTIME",
+    "CONFIG_KEY_SCRATCHPAD",
+    "CONFIG_KEY_SEND",
+    "CONFIG_KEY_TASK_ID",
+    "INSTALLED",
+    "RESUME",
+    "SUPPORTED",
+    "ManagedValue",
+    "PregelScratchpad",
+]

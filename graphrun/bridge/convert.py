@@ -1,0 +1,184 @@
+"""A LangGraph builder read into graphrun's: nodes, edges, branches, channels."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph import channels as lg_channels
+from langgraph import types as lg_types
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver as LGInMemorySaver
+from langgraph.graph import message as lg_message
+from langgraph.graph.state import CompiledStateGraph as LGCompiled
+from langgraph.graph.state import StateGraph as LGStateGraph
+
+from graphrun import channels as gr_channels
+from graphrun.bridge import run
+from graphrun.errors import GraphValidationError
+from graphrun.graph import StateGraph
+from graphrun.local import CompiledStateGraph, InMemorySaver
+from graphrun.spec import Branch, _zero
+from graphrun.types import RetryPolicy, TimeoutPolicy
+
+_log = logging.getLogger("graphrun")
+
+
+def compiled(graph: Any, *, name: str | None, checkpointer: Any) -> Any:
+    if isinstance(graph, LGStateGraph):
+        builder, lg = graph, None
+    elif isinstance(graph, LGCompiled):
+        builder, lg = graph.builder, graph
+    else:
+        raise TypeError(f"from_langgraph() takes a LangGraph StateGraph or CompiledStateGraph, "
+                        f"got {type(graph).__module__}.{type(graph).__qualname__}.")
+    if checkpointer is None and lg is not None:
+        checkpointer = _checkpointer(lg.checkpointer)
+    b = _builder(builder)
+    if lg is not None:
+        b.recursion_limit = int((lg.config or {}).get("recursion_limit", 25))
+    own_name = getattr(lg, "name", None)
+    g = b.compile(
+        checkpointer, name=name or (own_name if own_name != "LangGraph" else None),
+        interrupt_before=list(lg.interrupt_before_nodes) if lg else None,
+        interrupt_after=list(lg.interrupt_after_nodes) if lg else None,
+        strict_resume=False)
+    return BridgedGraph(g.spec, checkpointer=g.checkpointer)
+
+
+class BridgedGraph(CompiledStateGraph):
+    """A LangGraph graph on graphrun: takes LangGraph's Command as input too."""
+
+    def _run(self, input: Any, config: Any, options: Any) -> Any:
+        return super()._run(run.to_graphrun(input), config, options)
+
+    def update_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
+        return super().update_state(config, run.to_graphrun(values), as_node)
+
+
+def _checkpointer(saver: Any) -> Any:
+    if saver is None or isinstance(saver, bool):
+        return saver
+    if not isinstance(saver, LGInMemorySaver) and isinstance(saver, BaseCheckpointSaver):
+        warnings.warn(
+            f"from_langgraph(): the graph's {type(saver).__name__} cannot keep graphrun's "
+            f"threads; in-process they are kept in memory. On Temporal the workflow keeps "
+            f"the thread.", stacklevel=3)
+    return InMemorySaver()
+
+
+def _builder(lg: Any) -> StateGraph:
+    managed = dict(lg.managed)
+    b = StateGraph(lg.state_schema, lg.context_schema,
+                   input_schema=_or_none(lg.input_schema, lg.state_schema),
+                   output_schema=_or_none(lg.output_schema, lg.state_schema),
+                   channels={k: _channel(k, c) for k, c in lg.channels.items()})
+    b.counts_steps = bool(managed)
+    handlers = {n for n, s in lg.nodes.items() if getattr(s, "is_error_handler", False)}
+    for n, spec in lg.nodes.items():
+        if n in handlers:
+            continue
+        _add_node(b, lg, n, spec, managed)
+    for start, end in sorted(lg.edges):
+        b.add_edge(start, end)
+    for starts, end in sorted(lg.waiting_edges):
+        b.add_edge(list(starts), end)
+    for source, branches in lg.branches.items():
+        for branch in branches.values():
+            b.branches.setdefault(source, []).append(Branch(
+                path=run.path_caller(branch.path),
+                path_map=dict(branch.ends) if branch.ends else None, injects=("config",),
+                input_schema=_or_none(branch.input_schema, lg.state_schema)))
+    return b
+
+
+def _or_none(schema: Any, state_schema: Any) -> Any:
+    return None if schema is None or schema is state_schema else schema
+
+
+def _add_node(b: StateGraph, lg: Any, name: str, spec: Any, managed: Mapping[str, Any]) -> None:
+    runnable = spec.runnable
+    if isinstance(runnable, LGCompiled):  # a LangGraph subgraph as a node: bridged too
+        b.add_node(name, compiled(runnable, name=name, checkpointer=None),
+                   metadata=spec.metadata)
+        return
+    if getattr(spec, "cache_policy", None) is not None:
+        _log.warning("from_langgraph(): node %r has a cache_policy; graphrun does not cache "
+                     "node results yet, so the node runs every time.", name)
+    is_async = getattr(runnable, "func", True) is None  # a node with only an async body
+    input_schema = _or_none(spec.input_schema, lg.state_schema)
+    node = _async_node(runnable, managed) if is_async else _sync_node(runnable, managed)
+    node.__name__ = name
+    handler = None
+    if handler_name := getattr(spec, "error_handler_node", None):
+        handler = _handler(lg.nodes[handler_name].runnable, managed)
+    b.add_node(name, node, retry_policy=_retry(spec.retry_policy), metadata=spec.metadata,
+               timeout=_timeout(getattr(spec, "timeout", None)), defer=spec.defer,
+               input_schema=input_schema, error_handler=handler)
+    b.nodes[name] = _reads_state(b.nodes[name], runnable)
+
+
+def _reads_state(spec: Any, runnable: Any) -> Any:
+    import dataclasses
+
+    from langgraph.prebuilt import ToolNode
+
+    return dataclasses.replace(spec, reads_state=isinstance(runnable, ToolNode))
+
+
+def _sync_node(runnable: Any, managed: Mapping[str, Any]) -> Any:
+    def node(state: Any, config: Any) -> Any:
+        return run.call_node(runnable, state, config, managed)
+
+    return node
+
+
+def _async_node(runnable: Any, managed: Mapping[str, Any]) -> Any:
+    async def node(state: Any, config: Any) -> Any:
+        return await run.acall_node(runnable, state, config, managed)
+
+    return node
+
+
+def _handler(runnable: Any, managed: Mapping[str, Any]) -> Any:
+    def handler(state: Any, config: Any, error: Any) -> Any:
+        return run.call_node(runnable, state, config, managed)
+
+    return handler
+
+
+def _retry(policy: Any) -> tuple[RetryPolicy, ...]:
+    policies = [policy] if isinstance(policy, lg_types.RetryPolicy) else list(policy or ())
+    return tuple(RetryPolicy(initial_interval=p.initial_interval,
+                             backoff_factor=p.backoff_factor, max_interval=p.max_interval,
+                             max_attempts=p.max_attempts, jitter=p.jitter,
+                             retry_on=p.retry_on) for p in policies)
+
+
+def _timeout(policy: Any) -> TimeoutPolicy | None:
+    if policy is None:
+        return None
+    return TimeoutPolicy(run_timeout=policy.run_timeout, idle_timeout=policy.idle_timeout,
+                         refresh_on=policy.refresh_on)
+
+
+def _channel(key: str, c: Any) -> gr_channels.Channel:
+    if isinstance(c, lg_channels.BinaryOperatorAggregate):
+        op = c.operator
+        if op is lg_message.add_messages or getattr(op, "__wrapped__", None) is (
+                lg_message.add_messages):
+            from graphrun.messages import add_messages
+
+            op = add_messages  # message ids from the thread, not uuid4: replay-safe
+        return gr_channels.BinaryOperatorAggregate(key, op, _zero(c.typ))
+    if isinstance(c, lg_channels.EphemeralValue):
+        return gr_channels.EphemeralValue(key)
+    if isinstance(c, lg_channels.UntrackedValue):
+        return gr_channels.UntrackedValue(key)
+    if type(c) is lg_channels.LastValue:
+        return gr_channels.LastValue(key)
+    raise GraphValidationError(
+        f"from_langgraph(): state key {key!r} uses LangGraph's {type(c).__name__} channel, "
+        f"which graphrun does not support. Use a reducer (Annotated[T, fn]) or LastValue.")

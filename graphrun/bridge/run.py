@@ -1,0 +1,225 @@
+"""LangGraph's node code on graphrun's engine: the config it reads, and translation of
+what it raises and returns, both ways.
+
+A LangGraph node reads its runtime from its config: `interrupt()` the task's
+scratchpad, `ToolNode` the runtime and the state, `get_stream_writer()` the writer.
+`lg_config` builds that config from graphrun's task (`graphrun.runner.TaskContext`),
+so `interrupt()` answers by index from the same list graphrun keeps, and questions
+get graphrun's ids. `to_graphrun` turns LangGraph's `Command`, `Send` and `Overwrite`
+into graphrun's, so the engine sees only its own types.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from langchain_core.runnables.config import var_child_runnable_config
+
+from langgraph import errors as lg_errors
+from langgraph import runtime as lg_runtime
+from langgraph import types as lg_types
+
+from graphrun.bridge import _langgraph as private
+from graphrun.channels import MISSING, Overwrite
+from graphrun.checkpoint import interrupt_id
+from graphrun.errors import GraphInterrupt, InvalidResumeError, ParentCommand
+from graphrun.runner import TaskContext, _check_json, current_task
+from graphrun.types import Command, Interrupt, Send, TimeoutPolicy
+
+
+def to_graphrun(value: Any) -> Any:
+    """LangGraph's Command / Send / Overwrite (also inside lists and update dicts) as
+    graphrun's; anything else as it is."""
+    if isinstance(value, lg_types.Command):
+        return Command(graph=value.graph, update=to_graphrun(value.update),
+                       resume=value.resume, goto=to_graphrun(value.goto))
+    if isinstance(value, lg_types.Send):
+        return Send(value.node, value.arg, timeout=_timeout(getattr(value, "timeout", None)))
+    if isinstance(value, lg_types.Overwrite):
+        return Overwrite(value.value)
+    if isinstance(value, (list, tuple)) and any(_is_lg(v) for v in value):
+        return type(value)(to_graphrun(v) for v in value)
+    if isinstance(value, dict) and any(_is_lg(v) for v in value.values()):
+        return {k: to_graphrun(v) for k, v in value.items()}
+    return value
+
+
+def _is_lg(v: Any) -> bool:
+    return isinstance(v, (lg_types.Command, lg_types.Send, lg_types.Overwrite, list, tuple))
+
+
+def _timeout(t: Any) -> TimeoutPolicy | None:
+    if t is None:
+        return None
+    if isinstance(t, lg_types.TimeoutPolicy):
+        return TimeoutPolicy(run_timeout=t.run_timeout, idle_timeout=t.idle_timeout,
+                             refresh_on=t.refresh_on)
+    return t  # seconds or a timedelta: graphrun's Send takes them too
+
+
+def lg_config(ctx: TaskContext, config: Mapping[str, Any], state: Any = MISSING,
+              managed: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The config LangGraph's code expects in a task: graphrun's, plus the private keys
+    LangGraph reads (scratchpad, send, runtime, task id, state read)."""
+    t = ctx.call.task
+    remaining = ctx.call.remaining_steps
+    configurable = dict(config.get(private.CONF) or {})
+    configurable.update({
+        private.CONFIG_KEY_SCRATCHPAD: _scratchpad(ctx, t.step, t.step + remaining),
+        private.CONFIG_KEY_SEND: lambda writes: _send(ctx, writes),
+        private.CONFIG_KEY_RUNTIME: _runtime(ctx),
+        private.CONFIG_KEY_TASK_ID: t.id,
+        private.CONFIG_KEY_READ_STATE: lambda: _state(ctx, managed),
+    })
+    if ctx.node_error is not None:
+        configurable[private.CONFIG_KEY_NODE_ERROR] = lg_errors.NodeError(
+            node=ctx.node_error.node, error=ctx.node_error.error)
+    return {**config, private.CONF: configurable}
+
+
+def _scratchpad(ctx: TaskContext, step: int, stop: int) -> Any:
+    calls, subgraphs = itertools.count(), itertools.count()
+
+    def interrupt_counter() -> int:
+        ctx.counter += 1
+        return ctx.counter - 1
+
+    def get_null_resume(consume: bool = False) -> Any:
+        if not consume:
+            v = ctx.null_resume if ctx.null_resume is not MISSING or ctx.parent is None \
+                else ctx.parent.null_resume
+            return None if v is MISSING else v
+        v = ctx.take_null_resume()
+        return None if v is MISSING else v
+
+    # LangGraph's interrupt() appends answers to this very list, as graphrun's does.
+    return private.PregelScratchpad(
+        step=step, stop=stop, call_counter=lambda: next(calls),
+        interrupt_counter=interrupt_counter, get_null_resume=get_null_resume,
+        resume=ctx.resume, subgraph_counter=lambda: next(subgraphs))
+
+
+def _send(ctx: TaskContext, writes: Any) -> None:
+    """Writes LangGraph's code sends itself: `push_message` to a state key is kept;
+    interrupt()'s record of its answers is graphrun's own list already."""
+    for channel, value in writes:
+        if channel == private.RESUME:
+            continue
+        if channel in ctx.graph.state_keys:
+            ctx.pushed.append((channel, to_graphrun(value)))
+        else:
+            raise NotImplementedError(
+                f"node '{ctx.call.task.name}' wrote to LangGraph channel {channel!r}, "
+                f"which graphrun does not have.")
+
+
+def _runtime(ctx: TaskContext) -> Any:
+    rt = ctx.runtime()
+    i = rt.execution_info
+    return lg_runtime.Runtime(
+        context=rt.context, store=rt.store, stream_writer=rt.stream_writer,
+        previous=rt.previous, execution_info=lg_runtime.ExecutionInfo(
+            checkpoint_id=i.checkpoint_id, checkpoint_ns=i.checkpoint_ns, task_id=i.task_id,
+            thread_id=i.thread_id, run_id=i.run_id, node_attempt=i.node_attempt,
+            node_first_attempt_time=i.node_first_attempt_time))
+
+
+def _state(ctx: TaskContext, managed: Mapping[str, Any] | None) -> Any:
+    """The state this node would get from an edge (ToolNode reads it for a `Send`)."""
+    t = ctx.call.task
+    values = t.state if t.state is not None else t.input
+    return with_managed(ctx, ctx.graph.make_input(values, t.name), managed)
+
+
+def with_managed(ctx: TaskContext, state: Any, managed: Mapping[str, Any] | None) -> Any:
+    """The node's input with LangGraph's managed values (RemainingSteps, IsLastStep)."""
+    if not managed or not isinstance(state, dict):
+        return state
+    t = ctx.call.task
+    pad = _scratchpad(ctx, t.step, t.step + ctx.call.remaining_steps)
+    return {**state, **{k: m.get(pad) for k, m in managed.items()}}
+
+
+def call_node(runnable: Any, state: Any, config: Mapping[str, Any],
+              managed: Mapping[str, Any] | None) -> Any:
+    ctx = _task()
+    cfg = lg_config(ctx, config, managed=managed)
+    with _translated(ctx), _current(cfg):
+        return to_graphrun(runnable.invoke(with_managed(ctx, state, managed), cfg))
+
+
+async def acall_node(runnable: Any, state: Any, config: Mapping[str, Any],
+                     managed: Mapping[str, Any] | None) -> Any:
+    ctx = _task()
+    cfg = lg_config(ctx, config, managed=managed)
+    with _translated(ctx), _current(cfg):
+        return to_graphrun(await runnable.ainvoke(with_managed(ctx, state, managed), cfg))
+
+
+@contextlib.contextmanager
+def _current(config: dict[str, Any]) -> Iterator[None]:
+    """The config LangGraph's `get_config()` finds (its runner sets it the same way)."""
+    token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        var_child_runnable_config.reset(token)
+
+
+def _task() -> TaskContext:
+    ctx = current_task()
+    if ctx is None:
+        raise RuntimeError("a LangGraph node ran outside a graphrun task.")
+    return ctx
+
+
+class _translated:
+    """LangGraph's exceptions as graphrun's: a question, a command for the parent graph,
+    an answer `interrupt(response_schema=...)` refused."""
+
+    def __init__(self, ctx: TaskContext) -> None:
+        self.ctx = ctx
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
+        if exc is None:
+            return False
+        ctx = self.ctx
+        if isinstance(exc, lg_errors.GraphInterrupt) and not isinstance(exc, GraphInterrupt):
+            raise GraphInterrupt([self._interrupt(i) for i in _interrupts(exc)]) from None
+        if isinstance(exc, lg_errors.ParentCommand):
+            raise ParentCommand(to_graphrun(exc.args[0])) from None
+        if isinstance(exc, Exception) and lg_errors.is_invalid_resume(exc):
+            ctx.invalid_resume = (f"the answer to node '{ctx.call.task.name}' does not match "
+                                  f"its response_schema: {exc}")
+            raise InvalidResumeError(ctx.invalid_resume) from exc
+        return False
+
+    def _interrupt(self, i: Any) -> Interrupt:
+        ctx = self.ctx
+        _check_json(i.value, ctx.call.task.name)
+        return Interrupt(value=i.value, id=interrupt_id(ctx.call.task.ns, len(ctx.resume)),
+                         response_schema=getattr(i, "response_schema", None))
+
+
+def _interrupts(exc: BaseException) -> list[Any]:
+    found = exc.args[0] if exc.args else ()
+    return list(found) if isinstance(found, (list, tuple)) else []
+
+
+def path_caller(path: Any) -> Callable[..., Any]:
+    """A LangGraph routing Runnable as graphrun's routing function."""
+
+    def route(state: Any, config: Mapping[str, Any]) -> Any:
+        ctx = _task()
+        cfg = lg_config(ctx, config)
+        with _translated(ctx), _current(cfg):
+            return to_graphrun(path.invoke(state, cfg))
+
+    route.__name__ = getattr(path, "name", None) or "route"
+    return route
