@@ -100,9 +100,10 @@ def _or_none(schema: Any, state_schema: Any) -> Any:
 
 def _add_node(b: StateGraph, lg: Any, name: str, spec: Any, managed: Mapping[str, Any]) -> None:
     runnable = spec.runnable
-    if isinstance(runnable, LGCompiled):  # a LangGraph subgraph as a node: bridged too
-        b.add_node(name, compiled(runnable, name=name, checkpointer=None),
-                   metadata=spec.metadata)
+    if isinstance(runnable, (LGCompiled, CompiledStateGraph)):  # a subgraph: bridged too
+        sub = (runnable if isinstance(runnable, CompiledStateGraph)
+               else compiled(runnable, name=name, checkpointer=None))
+        b.add_node(name, sub, metadata=spec.metadata)
         return
     if getattr(spec, "cache_policy", None) is not None:
         _log.warning("from_langgraph(): node %r has a cache_policy; graphrun does not cache "

@@ -1,0 +1,91 @@
+"""Route every LangGraph compiled graph through `from_langgraph`, for ported tests.
+
+LangGraph's tests build graphs with LangGraph's imports (and `create_agent` /
+`create_react_agent` compile their own). `route_compiled_graphs()` patches
+`langgraph.graph.state.StateGraph.compile` so the compiled object's run and state
+methods are graphrun's: the test body runs unchanged, the graph runs on graphrun.
+The LangGraph object itself is kept (it can still be added as a node of another
+LangGraph graph, which `from_langgraph` then bridges recursively).
+
+What graphrun returns is shown as LangGraph shows it: graphrun's `Interrupt` is
+compared as LangGraph's (same value, id and schema), so upstream assertions hold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from langgraph import types as lg_types
+from langgraph.graph.state import CompiledStateGraph as LGCompiled
+from langgraph.graph.state import StateGraph as LGStateGraph
+
+from graphrun import types as gr_types
+from graphrun.bridge import from_langgraph
+
+ROUTED = ("invoke", "ainvoke", "stream", "astream", "get_state", "aget_state",
+          "get_state_history", "aget_state_history", "update_state", "aupdate_state",
+          "bulk_update_state", "abulk_update_state")
+
+
+def _as_langgraph(value: Any) -> Any:
+    if isinstance(value, gr_types.Interrupt):
+        return lg_types.Interrupt(value=_as_langgraph(value.value), id=value.id)
+    if isinstance(value, dict):
+        return {k: _as_langgraph(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_langgraph(v) for v in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_as_langgraph(v) for v in value)
+    return value
+
+
+def _bridge(compiled: Any) -> None:
+    graph = from_langgraph(compiled)
+    for name in ROUTED:
+        method = getattr(graph, name, None)
+        if method is None:
+            continue
+        if name in ("stream", "get_state_history"):
+            def gen(*a: Any, __m: Any = method, **kw: Any) -> Iterator[Any]:
+                for chunk in __m(*a, **kw):
+                    yield _as_langgraph(chunk)
+            setattr(compiled, name, gen)
+        elif name in ("astream", "aget_state_history"):
+            async def agen(*a: Any, __m: Any = method, **kw: Any) -> Any:
+                async for chunk in __m(*a, **kw):
+                    yield _as_langgraph(chunk)
+            setattr(compiled, name, agen)
+        elif name.startswith("a"):
+            async def acall(*a: Any, __m: Any = method, **kw: Any) -> Any:
+                return _as_langgraph(await __m(*a, **kw))
+            setattr(compiled, name, acall)
+        else:
+            def call(*a: Any, __m: Any = method, **kw: Any) -> Any:
+                return _as_langgraph(__m(*a, **kw))
+            setattr(compiled, name, call)
+    compiled.graphrun = graph
+
+
+@contextlib.contextmanager
+def route_compiled_graphs() -> Iterator[None]:
+    original, original_with_config = LGStateGraph.compile, LGCompiled.with_config
+
+    def compile(self: Any, *args: Any, **kwargs: Any) -> Any:
+        compiled = original(self, *args, **kwargs)
+        _bridge(compiled)
+        return compiled
+
+    def with_config(self: Any, *args: Any, **kwargs: Any) -> Any:
+        compiled = original_with_config(self, *args, **kwargs)
+        _bridge(compiled)  # a copy: bridged again, with its config
+        return compiled
+
+    LGStateGraph.compile = compile  # type: ignore[method-assign]
+    LGCompiled.with_config = with_config  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        LGStateGraph.compile = original  # type: ignore[method-assign]
+        LGCompiled.with_config = original_with_config  # type: ignore[method-assign]
