@@ -21,4 +21,5 @@ EXAMPLES = (
     "subgraph",
     "breakpoints",
     "purchase_functional",
+    "agent_approval",
 )

@@ -4,6 +4,7 @@ In-process, a compiled graph is a drop-in for LangGraph's. Serve the same graph
 with `graphrun.worker.create_worker` and call it with `graphrun.client.GraphClient`.
 """
 
+from graphrun.bridge import from_langgraph
 from graphrun.channels import Overwrite, UntrackedValue
 from graphrun.errors import (
                              EmptyInputError,
@@ -62,6 +63,7 @@ __all__ = [
                              "StateUpdate",
                              "TimeoutPolicy",
                              "UntrackedValue",
+                             "from_langgraph",
                              "get_runtime",
                              "get_stream_writer",
                              "heartbeat",

@@ -571,7 +571,12 @@ def _ensure_cwd_on_path() -> None:
 
 
 def load_graphs(specs: Sequence[str]) -> dict[str, Any]:
-    """`module:attr` -> {name: compiled graph}; attr may be a dict of graphs."""
+    """`module:attr` -> {name: compiled graph}; attr may be a dict of graphs. A LangGraph
+    graph (e.g. from `create_agent`) is converted with `from_langgraph`; unnamed, it is
+    served under its attribute name."""
+    from graphrun.bridge import is_langgraph
+    from graphrun.worker import as_graphrun
+
     _ensure_cwd_on_path()
     graphs: dict[str, Any] = {}
     for spec in specs:
@@ -592,6 +597,8 @@ def load_graphs(specs: Sequence[str]) -> dict[str, Any]:
                            f"{attr!r}") from None
         items = obj.items() if isinstance(obj, Mapping) else [(None, obj)]
         for name, graph in items:
+            if is_langgraph(graph):
+                graph = as_graphrun(graph, str(name or attr.rsplit(".", 1)[-1]))
             if not hasattr(graph, "spec"):
                 raise CLIError(f"--graph {spec!r}{f'[{name!r}]' if name else ''} is a "
                                f"{type(graph).__name__}, not a compiled graph "

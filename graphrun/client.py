@@ -49,6 +49,7 @@ from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from graphrun import errors, registry, serde, state, stream
+from graphrun.bridge import is_langgraph_value
 from graphrun.declared import DeclaredTypes
 from graphrun.engine import stream_chunks
 from graphrun.payloads import (
@@ -366,6 +367,10 @@ class RemoteGraph:
         """Invoke the thread and wait for the run to stop. `accepted` is told the run id
         once the workflow has taken the invocation (a live reader starts then)."""
         state.root_only(config, "run")
+        if is_langgraph_value(input):  # LangGraph's Command, from code ported as is
+            from graphrun.bridge.run import to_graphrun
+
+            input = to_graphrun(input)
         tid = _thread_id(config)
         configurable = dict((config or {}).get("configurable") or {})
         req = InvokeRequest(input=self._send(input, "the input"),

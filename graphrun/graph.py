@@ -15,6 +15,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
+from graphrun.bridge import is_langgraph
 from graphrun.channels import Channel
 from graphrun.declared import input_annotation
 from graphrun.errors import GraphValidationError
@@ -170,6 +171,10 @@ class StateGraph:
         if action is None:
             raise GraphValidationError(f"node '{node}' has no function. Pass add_node('{node}', fn).")
         given: Any = action  # typed as a function, but a Runnable or anything may come
+        if is_langgraph(given):  # LangGraph's own graph as a subgraph: its questions surface
+            from graphrun.bridge import from_langgraph
+
+            action = given = from_langgraph(given, name=node)
         if not callable(given) and callable(getattr(given, "invoke", None)) and not isinstance(
                 given, CompiledStateGraph):
             action = _runnable_node(given)

@@ -30,7 +30,7 @@ from graphrun.channels import (
 )
 from graphrun.declared import NO_TYPES, DeclaredTypes, reachable
 from graphrun.errors import GraphValidationError, InvalidUpdateError
-from graphrun.types import END, PUSH, START, TASKS, RetryPolicy, Send, TimeoutPolicy
+from graphrun.types import END, INTERRUPT, PUSH, START, TASKS, RetryPolicy, Send, TimeoutPolicy
 
 if TYPE_CHECKING:
     from graphrun.checkpoint import Write
@@ -291,6 +291,12 @@ class GraphSpec:
         if self.is_root:
             return [(ROOT, update)]
         items: Iterable[tuple[str, Any]]
+        if isinstance(update, dict) and INTERRUPT in update and INTERRUPT not in self.state_keys:
+            raise InvalidUpdateError(
+                f"node '{node}' returned a value with '{INTERRUPT}': a graph it ran paused "
+                f"for a question, and a node's return value cannot carry that question. "
+                f"Add that graph as a node (builder.add_node('{node}', graph)); a LangGraph "
+                f"graph converted first with graphrun.from_langgraph(graph).", nodes=[node])
         if isinstance(update, dict):
             items = update.items()
         elif hasattr(update, "model_fields_set") and hasattr(update, "model_fields"):

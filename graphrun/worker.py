@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,10 +20,24 @@ from graphrun.serde import InputLimits
 from graphrun.workflows import GraphWorkflow
 
 
+def as_graphrun(graph: Any, name: str) -> Any:
+    """A LangGraph graph (e.g. from `create_agent`) converted with `from_langgraph`; its
+    checkpointer is not used on Temporal, where the workflow keeps the thread."""
+    from graphrun.bridge import from_langgraph, is_langgraph
+
+    if not is_langgraph(graph):
+        return graph
+    if getattr(graph, "checkpointer", None) not in (None, True, False):
+        warnings.warn(f"graphs[{name!r}]: the LangGraph graph's checkpointer is not used on "
+                      f"Temporal; the workflow keeps the thread.", stacklevel=3)
+    return from_langgraph(graph, name=name, checkpointer=None)
+
+
 def _register(graphs: Mapping[str, Any], limits: InputLimits | None = None) -> None:
     if not graphs:
         raise ValueError("create_worker needs at least one graph: graphs={'name': graph}.")
     for name, graph in graphs.items():
+        graph = as_graphrun(graph, name)
         if not hasattr(graph, "spec"):
             raise TypeError(f"graphs[{name!r}] is a {type(graph).__name__}, not a compiled "
                             f"graph. Pass builder.compile(name={name!r}).")

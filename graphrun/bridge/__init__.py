@@ -21,6 +21,12 @@ def is_langgraph(obj: Any) -> bool:
         "StateGraph", "CompiledStateGraph") for c in type(obj).__mro__)
 
 
+def is_langgraph_value(obj: Any) -> bool:
+    """LangGraph's Command or Send (an input given to a graphrun graph by LangGraph code)."""
+    return type(obj).__module__ == "langgraph.types" and type(obj).__name__ in (
+        "Command", "Send")
+
+
 def from_langgraph(graph: Any, *, name: str | None = None, checkpointer: Any = None) -> Any:
     """A graphrun compiled graph that runs a LangGraph graph.
 
@@ -51,4 +57,4 @@ def __getattr__(attr: str) -> Any:
     raise AttributeError(attr)
 
 
-__all__ = ["from_langgraph", "is_langgraph"]
+__all__ = ["from_langgraph", "is_langgraph", "is_langgraph_value"]

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from langchain_core.runnables.config import var_child_runnable_config
-
 from langgraph import errors as lg_errors
 from langgraph import runtime as lg_runtime
 from langgraph import types as lg_types

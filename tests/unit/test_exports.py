@@ -35,6 +35,7 @@ EXPECTED_ALL = sorted([
     "StateSnapshot",
     "StateUpdate",
     "TimeoutPolicy",
+    "from_langgraph",
     "get_runtime",
     "get_stream_writer",
     "heartbeat",

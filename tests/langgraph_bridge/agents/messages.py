@@ -1,0 +1,33 @@
+"""Redefined messages as a work-around for pydantic issue with AnyStr.
+
+Ported from langchain-ai/langchain:
+libs/langchain_v1/tests/unit_tests/agents/messages.py
+(stored blob read at commit 69f36578d345c9e972ec113f0b99fbfad82bdada).
+Only change: `from tests.unit_tests.agents.any_str import AnyStr` -> `.any_str`.
+
+The code below creates version of pydantic models
+that will work in unit tests with AnyStr as id field
+Please note that the `id` field is assigned AFTER the model is created
+to workaround an issue with pydantic ignoring the __eq__ method on
+subclassed strings.
+"""
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage, ToolMessage
+
+from .any_str import AnyStr
+
+
+def _AnyIdHumanMessage(**kwargs: Any) -> HumanMessage:  # noqa: N802
+    """Create a human message with an any id field."""
+    message = HumanMessage(**kwargs)
+    message.id = AnyStr()
+    return message
+
+
+def _AnyIdToolMessage(**kwargs: Any) -> ToolMessage:  # noqa: N802
+    """Create a tool message with an any id field."""
+    message = ToolMessage(**kwargs)
+    message.id = AnyStr()
+    return message
