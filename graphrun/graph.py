@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from graphrun.bridge import is_langgraph
+from graphrun.bridge import is_langgraph, is_langgraph_node
 from graphrun.channels import Channel
 from graphrun.declared import input_annotation
 from graphrun.errors import GraphValidationError
@@ -175,6 +175,10 @@ class StateGraph:
             from graphrun.bridge import from_langgraph
 
             action = given = from_langgraph(given, name=node)
+        elif is_langgraph_node(given):  # LangGraph's node code (ToolNode): its config too
+            from graphrun.bridge.convert import node_function
+
+            action = given = node_function(given, {}, node)
         if not callable(given) and callable(getattr(given, "invoke", None)) and not isinstance(
                 given, CompiledStateGraph):
             action = _runnable_node(given)
@@ -207,7 +211,7 @@ class StateGraph:
             timeout_policy=_policy(timeout), error_handler=kwargs.get("error_handler"),
             injects=() if is_sub else injected(action),
             is_async=False if is_sub else _is_async(action), is_subgraph=is_sub,
-            defer=bool(kwargs.get("defer")),
+            defer=bool(kwargs.get("defer")), reads_state=getattr(action, "reads_state", False),
             calls_graph=None if is_sub else _graph_in_closure(action))
         return self
 

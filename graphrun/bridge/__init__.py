@@ -21,6 +21,12 @@ def is_langgraph(obj: Any) -> bool:
         "StateGraph", "CompiledStateGraph") for c in type(obj).__mro__)
 
 
+def is_langgraph_node(obj: Any) -> bool:
+    """LangGraph's node code that reads LangGraph's config (ToolNode, RunnableCallable)."""
+    return any(c.__module__.startswith(("langgraph.prebuilt", "langgraph._internal"))
+               and c.__name__ in ("ToolNode", "RunnableCallable") for c in type(obj).__mro__)
+
+
 def is_langgraph_value(obj: Any) -> bool:
     """LangGraph's Command or Send (an input given to a graphrun graph by LangGraph code)."""
     return type(obj).__module__ == "langgraph.types" and type(obj).__name__ in (
@@ -57,4 +63,4 @@ def __getattr__(attr: str) -> Any:
     raise AttributeError(attr)
 
 
-__all__ = ["from_langgraph", "is_langgraph", "is_langgraph_value"]
+__all__ = ["from_langgraph", "is_langgraph", "is_langgraph_node", "is_langgraph_value"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import typing
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -108,25 +109,25 @@ def _add_node(b: StateGraph, lg: Any, name: str, spec: Any, managed: Mapping[str
     if getattr(spec, "cache_policy", None) is not None:
         _log.warning("from_langgraph(): node %r has a cache_policy; graphrun does not cache "
                      "node results yet, so the node runs every time.", name)
-    is_async = getattr(runnable, "func", True) is None  # a node with only an async body
     input_schema = _or_none(spec.input_schema, lg.state_schema)
-    node = _async_node(runnable, managed) if is_async else _sync_node(runnable, managed)
-    node.__name__ = name
+    node = node_function(runnable, managed, name)
     handler = None
     if handler_name := getattr(spec, "error_handler_node", None):
         handler = _handler(lg.nodes[handler_name].runnable, managed)
     b.add_node(name, node, retry_policy=_retry(spec.retry_policy), metadata=spec.metadata,
                timeout=_timeout(getattr(spec, "timeout", None)), defer=spec.defer,
                input_schema=input_schema, error_handler=handler)
-    b.nodes[name] = _reads_state(b.nodes[name], runnable)
 
 
-def _reads_state(spec: Any, runnable: Any) -> Any:
-    import dataclasses
-
+def node_function(runnable: Any, managed: Mapping[str, Any], name: str) -> Any:
+    """LangGraph node code (a RunnableCallable, a ToolNode) as a graphrun node function."""
     from langgraph.prebuilt import ToolNode
 
-    return dataclasses.replace(spec, reads_state=isinstance(runnable, ToolNode))
+    is_async = getattr(runnable, "func", True) is None  # a node with only an async body
+    node = _async_node(runnable, managed) if is_async else _sync_node(runnable, managed)
+    node.__name__ = name
+    node.reads_state = isinstance(runnable, ToolNode)  # type: ignore[attr-defined]
+    return node
 
 
 def _sync_node(runnable: Any, managed: Mapping[str, Any]) -> Any:
@@ -173,7 +174,10 @@ def _channel(key: str, c: Any) -> gr_channels.Channel:
             from graphrun.messages import add_messages
 
             op = add_messages  # message ids from the thread, not uuid4: replay-safe
-        return gr_channels.BinaryOperatorAggregate(key, op, _zero(c.typ))
+        typ = c.typ
+        if typing.get_origin(typ) is typing.Annotated:
+            typ = typing.get_args(typ)[0]
+        return gr_channels.BinaryOperatorAggregate(key, op, _zero(typ))
     if isinstance(c, lg_channels.EphemeralValue):
         return gr_channels.EphemeralValue(key)
     if isinstance(c, lg_channels.UntrackedValue):

@@ -181,3 +181,22 @@ def test_subgraph_node_ignores_parent_only_keys() -> None:
     parent.add_edge(START, "sub")
     parent.add_edge("sub", END)
     assert parent.compile().invoke({"status": "x"}) == {"a": 1, "status": "x"}
+
+
+def test_agent_approval_matches_langgraph(capsys: pytest.CaptureFixture[str]) -> None:
+    """LangChain's agent, bridged, gives what LangGraph gives it in-process."""
+    from langgraph.checkpoint.memory import InMemorySaver as LGInMemorySaver
+    from langgraph.types import Command
+
+    from examples import agent_approval
+
+    agent_approval.PAID.clear()
+    done = agent_approval.main()
+    assert "Paid INV-7: 1200.00 EUR" in capsys.readouterr().out
+    assert agent_approval.PAID == [{"invoice": "INV-7", "amount": 1200.0}]
+    lg = agent_approval.make_agent(LGInMemorySaver())
+    config = {"configurable": {"thread_id": "lg"}}
+    lg.invoke(agent_approval.REQUEST, config)
+    expected = lg.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert [(m.type, m.content) for m in done["messages"]] == [
+        (m.type, m.content) for m in expected["messages"]]

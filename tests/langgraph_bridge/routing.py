@@ -89,3 +89,18 @@ def route_compiled_graphs() -> Iterator[None]:
     finally:
         LGStateGraph.compile = original  # type: ignore[method-assign]
         LGCompiled.with_config = original_with_config  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def unrouted() -> Iterator[None]:
+    """LangGraph's own compile, for the reference run of a comparison."""
+    patched, patched_with_config = LGStateGraph.compile, LGCompiled.with_config
+    LGStateGraph.compile, LGCompiled.with_config = _ORIGINAL  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        LGStateGraph.compile = patched  # type: ignore[method-assign]
+        LGCompiled.with_config = patched_with_config  # type: ignore[method-assign]
+
+
+_ORIGINAL = (LGStateGraph.compile, LGCompiled.with_config)

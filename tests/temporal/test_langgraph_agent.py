@@ -177,3 +177,32 @@ async def test_question_survives_a_killed_worker(temporal_client: Any,
     tools = [m.content for m in done["messages"] if m.type == "tool"]
     assert tools[0] == "ACME: verified, IBAN on file"
     assert tools[1].endswith("Paid INV-7: 1000.00 EUR")
+
+
+async def test_hitl_tutorial_on_temporal(temporal_client: Any) -> None:
+    """LangGraph's "Add human-in-the-loop controls" tutorial: its compiled graph served
+    as is; the tool's interrupt() inside ToolNode waits on Temporal."""
+    from tests.langgraph_bridge import tutorial_hitl as t
+
+    lg, cfg = t.compile(t.memory()), _cfg()
+    lg_events = list(lg.stream({"messages": [{"role": "user", "content": t.USER_INPUT}]},
+                               cfg, stream_mode="values"))
+    lg_after = list(lg.stream(Command(resume={"data": t.HUMAN_RESPONSE}), cfg,
+                              stream_mode="values"))
+
+    queue = f"tutorial-{uuid.uuid4()}"
+    async with create_worker(temporal_client, {"tutorial": t.compile()}, task_queue=queue):
+        remote = GraphClient(temporal_client, task_queue=queue).graph("tutorial")
+        cfg = _cfg()
+        events = [e async for e in remote.astream(
+            {"messages": [{"role": "user", "content": t.USER_INPUT}]}, cfg,
+            stream_mode="values")]
+        assert (await remote.aget_state(cfg)).next == ("tools",)
+        after = [e async for e in remote.astream(
+            Command(resume={"data": t.HUMAN_RESPONSE}), cfg, stream_mode="values")]
+
+    def shown(es: list[Any]) -> list[Any]:
+        return [[(m.type, m.content) for m in e["messages"]] for e in es]
+
+    assert shown(events) == shown(lg_events)
+    assert shown(after) == shown(lg_after)
