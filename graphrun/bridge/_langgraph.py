@@ -10,6 +10,7 @@ they are used.
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 SUPPORTED = ">=1.2,<1.3"  # keep in step with pyproject's `langgraph` extra
 
@@ -44,6 +45,21 @@ from langgraph._internal._constants import (  # noqa: E402
 from langgraph._internal._scratchpad import PregelScratchpad  # noqa: E402
 from langgraph.managed.base import ManagedValue  # noqa: E402
 
+
+
+def tool_node_reads_state(node: Any) -> bool:
+    """Whether a ToolNode sent a tool call (`Send("tools", [call])`) uses the graph's
+    state: a wrapper (middleware's `wrap_tool_call`) may, and so may a tool that injects
+    the state or its runtime. Read from ToolNode's private `_wrap_tool_call`,
+    `_awrap_tool_call` and `_injected_args` (langgraph-prebuilt 1.x)."""
+    if getattr(node, "_wrap_tool_call", None) or getattr(node, "_awrap_tool_call", None):
+        return True
+    injected = getattr(node, "_injected_args", None)
+    if not isinstance(injected, dict):
+        return True  # another layout: assume it does
+    return any(a.state or a.runtime for a in injected.values())
+
+
 __all__ = [
     "CONF",
     "CONFIG_KEY_NODE_ERROR",
@@ -55,6 +71,7 @@ __all__ = [
     "INSTALLED",
     "RESUME",
     "SUPPORTED",
+    "tool_node_reads_state",
     "ManagedValue",
     "PregelScratchpad",
 ]

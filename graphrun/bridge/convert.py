@@ -17,6 +17,7 @@ from langgraph.graph.state import CompiledStateGraph as LGCompiled
 from langgraph.graph.state import StateGraph as LGStateGraph
 
 from graphrun import channels as gr_channels
+from graphrun.bridge import _langgraph as private
 from graphrun.bridge import run
 from graphrun.errors import GraphValidationError
 from graphrun.graph import StateGraph
@@ -126,7 +127,8 @@ def node_function(runnable: Any, managed: Mapping[str, Any], name: str) -> Any:
     is_async = getattr(runnable, "func", True) is None  # a node with only an async body
     node = _async_node(runnable, managed) if is_async else _sync_node(runnable, managed)
     node.__name__ = name
-    node.reads_state = isinstance(runnable, ToolNode)  # type: ignore[attr-defined]
+    node.reads_state = (  # type: ignore[attr-defined]
+        isinstance(runnable, ToolNode) and private.tool_node_reads_state(runnable))
     return node
 
 

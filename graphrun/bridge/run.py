@@ -26,7 +26,7 @@ from graphrun.channels import MISSING, Overwrite
 from graphrun.checkpoint import interrupt_id
 from graphrun.errors import GraphInterrupt, InvalidResumeError, ParentCommand
 from graphrun.runner import TaskContext, _check_json, current_task
-from graphrun.types import Command, Interrupt, Send, TimeoutPolicy
+from graphrun.types import PUSH, Command, Interrupt, Send, TimeoutPolicy
 
 
 def to_graphrun(value: Any) -> Any:
@@ -127,8 +127,11 @@ def _runtime(ctx: TaskContext) -> Any:
 
 
 def _state(ctx: TaskContext, managed: Mapping[str, Any] | None) -> Any:
-    """The state this node would get from an edge (ToolNode reads it for a `Send`)."""
+    """The state this node would get from an edge (ToolNode reads it for a `Send`). A
+    Send's task carries it only for a node that uses it (`NodeSpec.reads_state`)."""
     t = ctx.call.task
+    if t.path[0] == PUSH and t.state is None:
+        return {}
     values = t.state if t.state is not None else t.input
     return with_managed(ctx, ctx.graph.make_input(values, t.name), managed)
 

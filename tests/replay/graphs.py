@@ -218,3 +218,13 @@ streamed = (StateGraph(StreamedState)
             .compile(name="streamed"))
 
 GRAPHS["streamed"] = streamed
+
+
+# -- agent: LangChain's create_agent with the approval middleware, served as is -----------
+def _agent() -> Any:
+    from examples import agent_approval
+
+    return agent_approval.make_agent()
+
+
+GRAPHS["agent"] = _agent()

@@ -289,10 +289,23 @@ async def record_approval_stored(gc: GraphClient) -> None:
             await _approve_and_save(GraphClient(client, task_queue=queue), "approval_stored", 8)
 
 
+async def record_agent(gc: GraphClient) -> None:
+    """create_agent + HumanInTheLoopMiddleware (LangGraph's object, bridged): a model
+    turn, the approval, two tool calls as Send tasks, a model turn."""
+    g, cfg = gc.graph("agent"), _cfg("agent")
+    from examples.agent_approval import REQUEST
+
+    out = await g.ainvoke(REQUEST, cfg)
+    assert INTERRUPT in out, out
+    out = await g.ainvoke(Command(resume={"decisions": [{"type": "approve"}]}), cfg)
+    assert out["messages"][-1].content.endswith("Paid INV-7: 1200.00 EUR"), out
+    await _save(await _finish(gc, "agent"), "agent")
+
+
 RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
              "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update",
-             "streamed"]
+             "streamed", "agent"]
 
 
 async def main(names: list[str]) -> None:

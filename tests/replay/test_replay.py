@@ -36,7 +36,8 @@ def test_expected_histories_present() -> None:
                          "approval_signals.json", "deadline.json", "routed_update.json",
                          "refused_attack.json", "empty_start.json", "copy_fork.json",
                          "approval_compact.json", "approval_status.json",
-                         "functional.json", "bulk_update.json", "streamed.json"}
+                         "functional.json", "bulk_update.json", "streamed.json",
+                         "agent.json"}
     assert (HISTORIES / STORED).exists()
     assert (HISTORIES / BAD).exists()
 

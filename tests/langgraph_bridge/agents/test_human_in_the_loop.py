@@ -1,4 +1,38 @@
-"""HITL_DOCSTRING"""
+"""Human-in-the-loop middleware tests, ported from langchain-ai/langchain.
+
+Upstream: libs/langchain_v1/tests/unit_tests/agents/middleware/implementations/
+test_human_in_the_loop.py, stored blob at commit
+01876ec09a255bb74b0aef14a9be9076ce44fa38 (read_file id 54598570496; the newest of
+the stored versions seen -- an older one, e0f02c579099894548cf457c22cb6dc30f6a694e,
+lacks the `respond` / `interrupt_when` tests). Test bodies and imports unchanged.
+Note: every upstream test here calls `middleware.after_model` directly with a
+patched `interrupt`; none compiles a graph, so these do not exercise graphrun.
+
+Not ported (each fails on plain LangGraph + langchain 1.5.2 too):
+- test_human_in_the_loop_middleware_single_tool_edit: 1.5.2 applies `edit` when the tool runs, after_model keeps the original args.
+- test_human_in_the_loop_middleware_single_tool_response: 1.5.2 reject ToolMessage is 'User rejected the tool call for `test_tool` with reason: ...'.
+- test_human_in_the_loop_middleware_multiple_tools_mixed_responses: same reject-message wording drift.
+- test_human_in_the_loop_middleware_multiple_tools_edit_responses: same edit-at-tool-time drift (args unchanged in after_model).
+- test_human_in_the_loop_middleware_edit_with_modified_args: same edit-at-tool-time drift.
+- test_human_in_the_loop_middleware_boolean_configs: same edit-at-tool-time drift.
+- test_human_in_the_loop_middleware_preserves_order_with_edits: same edit-at-tool-time drift.
+- test_human_in_the_loop_middleware_preserves_order_with_rejections: same reject-message wording drift.
+- test_interrupt_on_config_accepts_interrupt_when: `_InterruptWhen` / `interrupt_when` not in langchain 1.5.2 (ImportError).
+- test_interrupt_when_false_auto_approves: `interrupt_when` ignored in 1.5.2: interrupt() is still called.
+- test_interrupt_when_mixed_calls_same_tool: `interrupt_when` ignored: ValueError decisions (1) != hanging tool calls (2).
+- test_interrupt_when_mixed_configured_tools: `interrupt_when` ignored: same ValueError.
+- test_interrupt_when_tool_runtime_fields: `interrupt_when` ignored: RuntimeError get_config outside a runnable context.
+
+Sibling upstream files with "human_in_the_loop" in the path, not ported:
+- .../implementations/test_human_in_the_loop_sync.py (blob c35fa78c565074861bb5670b2404ad2175eb4ce7):
+  test_human_in_the_loop_middleware_syncs_additional_kwargs and
+  ..._syncs_additional_kwargs_with_name_change: both assert the edited args in
+  after_model's output; 1.5.2 applies edits at tool time (args stay 'original').
+- .../implementations/test_human_in_the_loop_patterns.py (blob c64bb07080055086737b5044ecb8f50e9003b04a):
+  test_glob_pattern_matches, test_regex_pattern_matches,
+  test_exact_precedence_over_pattern, test_pattern_order_first_match_wins:
+  `HumanInTheLoopMiddleware._resolve_config_for` does not exist in 1.5.2.
+"""
 
 import re
 from typing import Any
@@ -87,69 +121,6 @@ def test_human_in_the_loop_middleware_single_tool_accept() -> None:
     result = middleware.after_model(state, Runtime())
     # No interrupts needed
     assert result is None
-
-
-def test_human_in_the_loop_middleware_single_tool_edit() -> None:
-    """Test HumanInTheLoopMiddleware with single tool edit response."""
-    middleware = HumanInTheLoopMiddleware(
-        interrupt_on={"test_tool": {"allowed_decisions": ["approve", "edit", "reject"]}}
-    )
-
-    ai_message = AIMessage(
-        content="I'll help you",
-        tool_calls=[{"name": "test_tool", "args": {"input": "test"}, "id": "1"}],
-    )
-    state = AgentState[Any](messages=[HumanMessage(content="Hello"), ai_message])
-
-    def mock_edit(_: Any) -> dict[str, Any]:
-        return {
-            "decisions": [
-                {
-                    "type": "edit",
-                    "edited_action": Action(
-                        name="test_tool",
-                        args={"input": "edited"},
-                    ),
-                }
-            ]
-        }
-
-    with patch("langchain.agents.middleware.human_in_the_loop.interrupt", side_effect=mock_edit):
-        result = middleware.after_model(state, Runtime())
-        assert result is not None
-        assert "messages" in result
-        assert len(result["messages"]) == 1
-        assert result["messages"][0].tool_calls[0]["args"] == {"input": "edited"}
-        assert result["messages"][0].tool_calls[0]["id"] == "1"  # ID should be preserved
-
-
-def test_human_in_the_loop_middleware_single_tool_response() -> None:
-    """Test HumanInTheLoopMiddleware with single tool response with custom message."""
-    middleware = HumanInTheLoopMiddleware(
-        interrupt_on={"test_tool": {"allowed_decisions": ["approve", "edit", "reject"]}}
-    )
-
-    ai_message = AIMessage(
-        content="I'll help you",
-        tool_calls=[{"name": "test_tool", "args": {"input": "test"}, "id": "1"}],
-    )
-    state = AgentState[Any](messages=[HumanMessage(content="Hello"), ai_message])
-
-    def mock_response(_: Any) -> dict[str, Any]:
-        return {"decisions": [{"type": "reject", "message": "Custom response message"}]}
-
-    with patch(
-        "langchain.agents.middleware.human_in_the_loop.interrupt", side_effect=mock_response
-    ):
-        result = middleware.after_model(state, Runtime())
-        assert result is not None
-        assert "messages" in result
-        assert len(result["messages"]) == 2
-        assert isinstance(result["messages"][0], AIMessage)
-        assert isinstance(result["messages"][1], ToolMessage)
-        assert result["messages"][1].content == "Custom response message"
-        assert result["messages"][1].name == "test_tool"
-        assert result["messages"][1].tool_call_id == "1"
 
 
 def test_human_in_the_loop_middleware_single_tool_respond() -> None:
@@ -280,148 +251,6 @@ def test_human_in_the_loop_middleware_true_allows_respond() -> None:
         assert isinstance(tool_message, ToolMessage)
         assert tool_message.content == "answer"
         assert tool_message.status == "success"
-
-
-def test_human_in_the_loop_middleware_multiple_tools_mixed_responses() -> None:
-    """Test HumanInTheLoopMiddleware with multiple tools and mixed response types."""
-    middleware = HumanInTheLoopMiddleware(
-        interrupt_on={
-            "get_forecast": {"allowed_decisions": ["approve", "edit", "reject"]},
-            "get_temperature": {"allowed_decisions": ["approve", "edit", "reject"]},
-        }
-    )
-
-    ai_message = AIMessage(
-        content="I'll help you with weather",
-        tool_calls=[
-            {"name": "get_forecast", "args": {"location": "San Francisco"}, "id": "1"},
-            {"name": "get_temperature", "args": {"location": "San Francisco"}, "id": "2"},
-        ],
-    )
-    state = AgentState[Any](messages=[HumanMessage(content="What's the weather?"), ai_message])
-
-    def mock_mixed_responses(_: Any) -> dict[str, Any]:
-        return {
-            "decisions": [
-                {"type": "approve"},
-                {"type": "reject", "message": "User rejected this tool call"},
-            ]
-        }
-
-    with patch(
-        "langchain.agents.middleware.human_in_the_loop.interrupt", side_effect=mock_mixed_responses
-    ):
-        result = middleware.after_model(state, Runtime())
-        assert result is not None
-        assert "messages" in result
-        assert (
-            len(result["messages"]) == 2
-        )  # AI message with accepted tool call + tool message for rejected
-
-        # First message should be the AI message with both tool calls
-        updated_ai_message = result["messages"][0]
-        assert len(updated_ai_message.tool_calls) == 2  # Both tool calls remain
-        assert updated_ai_message.tool_calls[0]["name"] == "get_forecast"  # Accepted
-        assert updated_ai_message.tool_calls[1]["name"] == "get_temperature"  # Got response
-
-        # Second message should be the tool message for the rejected tool call
-        tool_message = result["messages"][1]
-        assert isinstance(tool_message, ToolMessage)
-        assert tool_message.content == "User rejected this tool call"
-        assert tool_message.name == "get_temperature"
-
-
-def test_human_in_the_loop_middleware_multiple_tools_edit_responses() -> None:
-    """Test HumanInTheLoopMiddleware with multiple tools and edit responses."""
-    middleware = HumanInTheLoopMiddleware(
-        interrupt_on={
-            "get_forecast": {"allowed_decisions": ["approve", "edit", "reject"]},
-            "get_temperature": {"allowed_decisions": ["approve", "edit", "reject"]},
-        }
-    )
-
-    ai_message = AIMessage(
-        content="I'll help you with weather",
-        tool_calls=[
-            {"name": "get_forecast", "args": {"location": "San Francisco"}, "id": "1"},
-            {"name": "get_temperature", "args": {"location": "San Francisco"}, "id": "2"},
-        ],
-    )
-    state = AgentState[Any](messages=[HumanMessage(content="What's the weather?"), ai_message])
-
-    def mock_edit_responses(_: Any) -> dict[str, Any]:
-        return {
-            "decisions": [
-                {
-                    "type": "edit",
-                    "edited_action": Action(
-                        name="get_forecast",
-                        args={"location": "New York"},
-                    ),
-                },
-                {
-                    "type": "edit",
-                    "edited_action": Action(
-                        name="get_temperature",
-                        args={"location": "New York"},
-                    ),
-                },
-            ]
-        }
-
-    with patch(
-        "langchain.agents.middleware.human_in_the_loop.interrupt", side_effect=mock_edit_responses
-    ):
-        result = middleware.after_model(state, Runtime())
-        assert result is not None
-        assert "messages" in result
-        assert len(result["messages"]) == 1
-
-        updated_ai_message = result["messages"][0]
-        assert updated_ai_message.tool_calls[0]["args"] == {"location": "New York"}
-        assert updated_ai_message.tool_calls[0]["id"] == "1"  # ID preserved
-        assert updated_ai_message.tool_calls[1]["args"] == {"location": "New York"}
-        assert updated_ai_message.tool_calls[1]["id"] == "2"  # ID preserved
-
-
-def test_human_in_the_loop_middleware_edit_with_modified_args() -> None:
-    """Test HumanInTheLoopMiddleware with edit action that includes modified args."""
-    middleware = HumanInTheLoopMiddleware(
-        interrupt_on={"test_tool": {"allowed_decisions": ["approve", "edit", "reject"]}}
-    )
-
-    ai_message = AIMessage(
-        content="I'll help you",
-        tool_calls=[{"name": "test_tool", "args": {"input": "test"}, "id": "1"}],
-    )
-    state = AgentState[Any](messages=[HumanMessage(content="Hello"), ai_message])
-
-    def mock_edit_with_args(_: Any) -> dict[str, Any]:
-        return {
-            "decisions": [
-                {
-                    "type": "edit",
-                    "edited_action": Action(
-                        name="test_tool",
-                        args={"input": "modified"},
-                    ),
-                }
-            ]
-        }
-
-    with patch(
-        "langchain.agents.middleware.human_in_the_loop.interrupt",
-        side_effect=mock_edit_with_args,
-    ):
-        result = middleware.after_model(state, Runtime())
-        assert result is not None
-        assert "messages" in result
-        assert len(result["messages"]) == 1
-
-        # Should have modified args
-        updated_ai_message = result["messages"][0]
-        assert updated_ai_message.tool_calls[0]["args"] == {"input": "modified"}
-        assert updated_ai_message.tool_calls[0]["id"] == "1"  # ID preserved
 
 
 def test_human_in_the_loop_middleware_unknown_response_type() -> None:
@@ -571,55 +400,6 @@ def test_human_in_the_loop_middleware_interrupt_request_structure() -> None:
         review_config = captured_request["review_configs"][0]
         assert review_config["action_name"] == "test_tool"
         assert review_config["allowed_decisions"] == ["approve", "edit", "reject"]
-
-
-def test_human_in_the_loop_middleware_boolean_configs() -> None:
-    """Test HITL middleware with boolean tool configs."""
-    middleware = HumanInTheLoopMiddleware(interrupt_on={"test_tool": True})
-
-    ai_message = AIMessage(
-        content="I'll help you",
-        tool_calls=[{"name": "test_tool", "args": {"input": "test"}, "id": "1"}],
-    )
-    state = AgentState[Any](messages=[HumanMessage(content="Hello"), ai_message])
-
-    # Test accept
-    with patch(
-        "langchain.agents.middleware.human_in_the_loop.interrupt",
-        return_value={"decisions": [{"type": "approve"}]},
-    ):
-        result = middleware.after_model(state, Runtime())
-        assert result is not None
-        assert "messages" in result
-        assert len(result["messages"]) == 1
-        assert result["messages"][0].tool_calls == ai_message.tool_calls
-
-    # Test edit
-    with patch(
-        "langchain.agents.middleware.human_in_the_loop.interrupt",
-        return_value={
-            "decisions": [
-                {
-                    "type": "edit",
-                    "edited_action": Action(
-                        name="test_tool",
-                        args={"input": "edited"},
-                    ),
-                }
-            ]
-        },
-    ):
-        result = middleware.after_model(state, Runtime())
-        assert result is not None
-        assert "messages" in result
-        assert len(result["messages"]) == 1
-        assert result["messages"][0].tool_calls[0]["args"] == {"input": "edited"}
-
-    middleware = HumanInTheLoopMiddleware(interrupt_on={"test_tool": False})
-
-    result = middleware.after_model(state, Runtime())
-    # No interruption should occur
-    assert result is None
 
 
 def test_human_in_the_loop_middleware_sequence_mismatch() -> None:
@@ -779,153 +559,6 @@ def test_human_in_the_loop_middleware_preserves_tool_call_order() -> None:
         assert updated_ai_message.tool_calls[4]["id"] == "id_e"
 
 
-def test_human_in_the_loop_middleware_preserves_order_with_edits() -> None:
-    """Test that order is preserved when interrupt tools are edited."""
-    middleware = HumanInTheLoopMiddleware(
-        interrupt_on={
-            "tool_b": {"allowed_decisions": ["approve", "edit", "reject"]},
-            "tool_d": {"allowed_decisions": ["approve", "edit", "reject"]},
-        }
-    )
-
-    ai_message = AIMessage(
-        content="Processing multiple tools",
-        tool_calls=[
-            {"name": "tool_a", "args": {"val": 1}, "id": "id_a"},
-            {"name": "tool_b", "args": {"val": 2}, "id": "id_b"},
-            {"name": "tool_c", "args": {"val": 3}, "id": "id_c"},
-            {"name": "tool_d", "args": {"val": 4}, "id": "id_d"},
-        ],
-    )
-    state = AgentState[Any](messages=[HumanMessage(content="Hello"), ai_message])
-
-    def mock_edit_responses(_: Any) -> dict[str, Any]:
-        # Edit tool_b, approve tool_d
-        return {
-            "decisions": [
-                {
-                    "type": "edit",
-                    "edited_action": Action(name="tool_b", args={"val": 200}),
-                },
-                {"type": "approve"},
-            ]
-        }
-
-    with patch(
-        "langchain.agents.middleware.human_in_the_loop.interrupt", side_effect=mock_edit_responses
-    ):
-        result = middleware.after_model(state, Runtime())
-        assert result is not None
-
-        updated_ai_message = result["messages"][0]
-        assert len(updated_ai_message.tool_calls) == 4
-
-        # Verify order: A (auto) -> B (edited) -> C (auto) -> D (approved)
-        assert updated_ai_message.tool_calls[0]["name"] == "tool_a"
-        assert updated_ai_message.tool_calls[0]["args"] == {"val": 1}
-        assert updated_ai_message.tool_calls[1]["name"] == "tool_b"
-        assert updated_ai_message.tool_calls[1]["args"] == {"val": 200}  # Edited
-        assert updated_ai_message.tool_calls[1]["id"] == "id_b"  # ID preserved
-        assert updated_ai_message.tool_calls[2]["name"] == "tool_c"
-        assert updated_ai_message.tool_calls[2]["args"] == {"val": 3}
-        assert updated_ai_message.tool_calls[3]["name"] == "tool_d"
-        assert updated_ai_message.tool_calls[3]["args"] == {"val": 4}
-
-
-def test_human_in_the_loop_middleware_preserves_order_with_rejections() -> None:
-    """Test that order is preserved when some interrupt tools are rejected."""
-    middleware = HumanInTheLoopMiddleware(
-        interrupt_on={
-            "tool_b": {"allowed_decisions": ["approve", "edit", "reject"]},
-            "tool_d": {"allowed_decisions": ["approve", "edit", "reject"]},
-        }
-    )
-
-    ai_message = AIMessage(
-        content="Processing multiple tools",
-        tool_calls=[
-            {"name": "tool_a", "args": {"val": 1}, "id": "id_a"},
-            {"name": "tool_b", "args": {"val": 2}, "id": "id_b"},
-            {"name": "tool_c", "args": {"val": 3}, "id": "id_c"},
-            {"name": "tool_d", "args": {"val": 4}, "id": "id_d"},
-            {"name": "tool_e", "args": {"val": 5}, "id": "id_e"},
-        ],
-    )
-    state = AgentState[Any](messages=[HumanMessage(content="Hello"), ai_message])
-
-    def mock_mixed_responses(_: Any) -> dict[str, Any]:
-        # Reject tool_b, approve tool_d
-        return {
-            "decisions": [
-                {"type": "reject", "message": "Rejected tool B"},
-                {"type": "approve"},
-            ]
-        }
-
-    with patch(
-        "langchain.agents.middleware.human_in_the_loop.interrupt", side_effect=mock_mixed_responses
-    ):
-        result = middleware.after_model(state, Runtime())
-        assert result is not None
-        assert len(result["messages"]) == 2  # AI message + tool message for rejection
-
-        updated_ai_message = result["messages"][0]
-        # tool_b is still in the list (with rejection handled via tool message)
-        assert len(updated_ai_message.tool_calls) == 5
-
-        # Verify order maintained: A (auto) -> B (rejected) -> C (auto) -> D (approved) -> E (auto)
-        assert updated_ai_message.tool_calls[0]["name"] == "tool_a"
-        assert updated_ai_message.tool_calls[1]["name"] == "tool_b"
-        assert updated_ai_message.tool_calls[2]["name"] == "tool_c"
-        assert updated_ai_message.tool_calls[3]["name"] == "tool_d"
-        assert updated_ai_message.tool_calls[4]["name"] == "tool_e"
-
-        # Check rejection tool message
-        tool_message = result["messages"][1]
-        assert isinstance(tool_message, ToolMessage)
-        assert tool_message.content == "Rejected tool B"
-        assert tool_message.tool_call_id == "id_b"
-
-
-def test_interrupt_on_config_accepts_interrupt_when() -> None:
-    """`InterruptOnConfig` accepts an optional `interrupt_when` predicate."""
-    from langchain.agents.middleware.human_in_the_loop import _InterruptWhen  # noqa: F401
-
-    config: InterruptOnConfig = {
-        "allowed_decisions": ["approve", "reject"],
-        "interrupt_when": lambda _tc, _rt: True,
-    }
-    assert config["interrupt_when"](None, None) is True  # type: ignore[arg-type]
-
-
-def test_interrupt_when_false_auto_approves() -> None:
-    """`interrupt_when` returning `False` skips the interrupt entirely."""
-    middleware = HumanInTheLoopMiddleware(
-        interrupt_on={
-            "edit_file": {
-                "allowed_decisions": ["approve", "reject"],
-                "interrupt_when": lambda _tc, _rt: False,
-            }
-        }
-    )
-    ai_message = AIMessage(
-        content="Writing safe file",
-        tool_calls=[{"name": "edit_file", "args": {"path": "/safe/path"}, "id": "1"}],
-    )
-    state = AgentState[Any](messages=[HumanMessage(content="Hi"), ai_message])
-
-    def fail_if_called(_: Any) -> dict[str, Any]:
-        raise AssertionError("interrupt() should not be called when predicate returns False")
-
-    with patch(
-        "langchain.agents.middleware.human_in_the_loop.interrupt",
-        side_effect=fail_if_called,
-    ):
-        result = middleware.after_model(state, Runtime())
-
-    assert result is None
-
-
 def test_interrupt_when_true_interrupts() -> None:
     """`interrupt_when` returning `True` interrupts with the configured decisions."""
     middleware = HumanInTheLoopMiddleware(
@@ -959,125 +592,3 @@ def test_interrupt_when_true_interrupts() -> None:
     assert captured["request"]["action_requests"][0]["name"] == "edit_file"
     assert captured["request"]["review_configs"][0]["allowed_decisions"] == ["approve", "reject"]
     assert result["messages"][0].tool_calls[0]["id"] == "1"
-
-
-def test_interrupt_when_mixed_calls_same_tool() -> None:
-    """One protected-path call interrupts, one wiki call auto-approves, order preserved."""
-    middleware = HumanInTheLoopMiddleware(
-        interrupt_on={
-            "edit_file": {
-                "allowed_decisions": ["approve", "reject"],
-                "interrupt_when": lambda tc, _rt: bool(
-                    re.match(r"^/etc/", tc["args"].get("path", ""))
-                ),
-            }
-        }
-    )
-    ai_message = AIMessage(
-        content="Two writes",
-        tool_calls=[
-            {"name": "edit_file", "args": {"path": "/etc/secret"}, "id": "1"},
-            {"name": "edit_file", "args": {"path": "/wiki/page"}, "id": "2"},
-        ],
-    )
-    state = AgentState[Any](messages=[HumanMessage(content="Hi"), ai_message])
-
-    captured: dict[str, Any] = {}
-
-    def mock_approve(request: Any) -> dict[str, Any]:
-        captured["request"] = request
-        return {"decisions": [{"type": "approve"}]}
-
-    with patch(
-        "langchain.agents.middleware.human_in_the_loop.interrupt",
-        side_effect=mock_approve,
-    ):
-        result = middleware.after_model(state, Runtime())
-
-    assert len(captured["request"]["action_requests"]) == 1
-    assert captured["request"]["action_requests"][0]["args"] == {"path": "/etc/secret"}
-
-    assert result is not None
-    revised = result["messages"][0].tool_calls
-    assert [tc["id"] for tc in revised] == ["1", "2"]
-    assert [tc["args"]["path"] for tc in revised] == ["/etc/secret", "/wiki/page"]
-
-
-def test_interrupt_when_mixed_configured_tools() -> None:
-    """Unlisted, listed-with-false, and listed-with-true tools all behave correctly."""
-    middleware = HumanInTheLoopMiddleware(
-        interrupt_on={
-            "edit_file": {
-                "allowed_decisions": ["approve"],
-                "interrupt_when": lambda _tc, _rt: False,
-            },
-            "delete_file": {
-                "allowed_decisions": ["approve", "reject"],
-                "interrupt_when": lambda _tc, _rt: True,
-            },
-        }
-    )
-    ai_message = AIMessage(
-        content="Three calls",
-        tool_calls=[
-            {"name": "search", "args": {"q": "x"}, "id": "1"},
-            {"name": "edit_file", "args": {"path": "/wiki/page"}, "id": "2"},
-            {"name": "delete_file", "args": {"path": "/wiki/page"}, "id": "3"},
-        ],
-    )
-    state = AgentState[Any](messages=[HumanMessage(content="Hi"), ai_message])
-
-    captured: dict[str, Any] = {}
-
-    def mock_approve(request: Any) -> dict[str, Any]:
-        captured["request"] = request
-        return {"decisions": [{"type": "approve"}]}
-
-    with patch(
-        "langchain.agents.middleware.human_in_the_loop.interrupt",
-        side_effect=mock_approve,
-    ):
-        result = middleware.after_model(state, Runtime())
-
-    assert [a["name"] for a in captured["request"]["action_requests"]] == ["delete_file"]
-    assert result is not None
-    revised = result["messages"][0].tool_calls
-    assert [tc["id"] for tc in revised] == ["1", "2", "3"]
-
-
-def test_interrupt_when_tool_runtime_fields() -> None:
-    """Predicate receives a `ToolRuntime` with correct fields and documented deviations."""
-    from langchain.tools import ToolRuntime
-
-    captured: dict[str, Any] = {}
-
-    def capture_predicate(tc: ToolCall, rt: ToolRuntime[Any, Any]) -> bool:
-        captured["tool_call"] = tc
-        captured["runtime"] = rt
-        return False
-
-    middleware = HumanInTheLoopMiddleware(
-        interrupt_on={
-            "edit_file": {
-                "allowed_decisions": ["approve"],
-                "interrupt_when": capture_predicate,
-            }
-        }
-    )
-    ai_message = AIMessage(
-        content="One call",
-        tool_calls=[{"name": "edit_file", "args": {"path": "/x"}, "id": "abc"}],
-    )
-    state = AgentState[Any](messages=[HumanMessage(content="Hi"), ai_message])
-
-    middleware.after_model(state, Runtime())
-
-    rt = captured["runtime"]
-    assert rt.tool_call_id == "abc"
-    assert rt.state is state
-    assert rt.tools == []
-    assert rt.config == {}
-    assert rt.execution_info is None
-    assert rt.server_info is None
-    assert captured["tool_call"]["id"] == "abc"
-    assert captured["tool_call"]["args"] == {"path": "/x"}
