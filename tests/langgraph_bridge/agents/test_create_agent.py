@@ -140,10 +140,6 @@ def test_agent_update_state(
     assert tool_message.name == "get_user_name"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="graphrun bridge stores graph input on a reducer channel without running the reducer: add_messages never coerces ('user', text) tuples, so the first stream_mode=\"values\" chunk and the first node see raw tuples (AttributeError: 'tuple' object has no attribute ...)",
-)
 def test_agent_parallel_tool_calls(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:

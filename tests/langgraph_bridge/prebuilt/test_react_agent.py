@@ -87,6 +87,7 @@ def _create_config_with_runtime(store: BaseStore | None = None) -> RunnableConfi
     return {"configurable": {"__pregel_runtime": _create_mock_runtime(store)}}
 
 
+@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 def test_no_prompt(sync_checkpointer: BaseCheckpointSaver, version: str) -> None:
     model = FakeToolCallingModel()
@@ -119,6 +120,7 @@ def test_no_prompt(sync_checkpointer: BaseCheckpointSaver, version: str) -> None
     assert saved.pending_writes == []
 
 
+@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 async def test_no_prompt_async(async_checkpointer: BaseCheckpointSaver) -> None:
     model = FakeToolCallingModel()
 
@@ -145,6 +147,7 @@ async def test_no_prompt_async(async_checkpointer: BaseCheckpointSaver) -> None:
     assert saved.pending_writes == []
 
 
+@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_system_message_prompt():
     prompt = SystemMessage(content="Foo")
     agent = create_react_agent(FakeToolCallingModel(), [], prompt=prompt)
@@ -156,6 +159,7 @@ def test_system_message_prompt():
     assert response == expected_response
 
 
+@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_string_prompt():
     prompt = "Foo"
     agent = create_react_agent(FakeToolCallingModel(), [], prompt=prompt)
@@ -167,6 +171,7 @@ def test_string_prompt():
     assert response == expected_response
 
 
+@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_callable_prompt():
     def prompt(state):
         modified_message = f"Bar {state['messages'][-1].content}"
@@ -179,6 +184,7 @@ def test_callable_prompt():
     assert response == expected_response
 
 
+@pytest.mark.xfail(strict=True, reason=ASYNC_NODE)
 async def test_callable_prompt_async():
     async def prompt(state):
         modified_message = f"Bar {state['messages'][-1].content}"
@@ -191,6 +197,7 @@ async def test_callable_prompt_async():
     assert response == expected_response
 
 
+@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_runnable_prompt():
     prompt = RunnableLambda(
         lambda state: [HumanMessage(content=f"Baz {state['messages'][-1].content}")]
@@ -203,6 +210,7 @@ def test_runnable_prompt():
     assert response == expected_response
 
 
+@pytest.mark.xfail(strict=True, reason=STORE)
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 def test_prompt_with_store(version: str):
     def add(a: int, b: int):
@@ -250,6 +258,7 @@ def test_prompt_with_store(version: str):
     assert response["messages"][-1].content == "foo-hi"
 
 
+@pytest.mark.xfail(strict=True, reason=ASYNC_NODE)
 async def test_prompt_with_store_async():
     async def add(a: int, b: int):
         """Adds a and b"""
@@ -531,7 +540,16 @@ class CustomStatePydantic(AgentStatePydantic):
 
 
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
-@pytest.mark.parametrize("state_schema", [CustomState, CustomStatePydantic])
+@pytest.mark.parametrize(
+    "state_schema",
+    [
+        CustomState,
+        pytest.param(
+            CustomStatePydantic,
+            marks=pytest.mark.xfail(strict=True, reason=FIRST_WRITE),
+        ),
+    ],
+)
 def test_react_agent_update_state(
     sync_checkpointer: BaseCheckpointSaver,
     version: Literal["v1", "v2"],
@@ -595,6 +613,7 @@ def test_react_agent_update_state(
     assert tool_message.name == "get_user_name"
 
 
+@pytest.mark.xfail(strict=True, reason=FIRST_WRITE)
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 def test_react_agent_parallel_tool_calls(
     sync_checkpointer: BaseCheckpointSaver, version: str
@@ -788,7 +807,16 @@ class AgentStateExtraKeyPydantic(AgentStatePydantic):
 
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 @pytest.mark.parametrize(
-    "state_schema", [AgentStateExtraKey, AgentStateExtraKeyPydantic]
+    "state_schema",
+    [
+        pytest.param(
+            AgentStateExtraKey, marks=pytest.mark.xfail(strict=True, reason=STORE)
+        ),
+        pytest.param(
+            AgentStateExtraKeyPydantic,
+            marks=pytest.mark.xfail(strict=True, reason=FIRST_WRITE + "; then: " + STORE),
+        ),
+    ],
 )
 def test_create_react_agent_inject_vars(
     version: Literal["v1", "v2"], state_schema: StateSchemaType
@@ -843,6 +871,7 @@ def test_create_react_agent_inject_vars(
     assert result["foo"] == 2
 
 
+@pytest.mark.xfail(strict=True, reason=STORE)
 def test_tool_node_inject_store() -> None:
     store = InMemoryStore()
     namespace = ("test",)
@@ -978,7 +1007,10 @@ def test_tool_node_messages_key() -> None:
     ]
 
 
-@pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
+@pytest.mark.parametrize(
+    "version",
+    ["v1", pytest.param("v2", marks=pytest.mark.xfail(strict=True, reason=SEND_BRANCH))],
+)
 async def test_return_direct(version: str) -> None:
     @dec_tool(return_direct=True)
     def tool_return_direct(input: str) -> str:
@@ -1179,6 +1211,7 @@ def test_react_with_subgraph_tools(
     ]
 
 
+@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_tool_node_stream_writer() -> None:
     @dec_tool
     def streaming_tool(x: int) -> str:
@@ -1233,6 +1266,7 @@ def test_tool_node_stream_writer() -> None:
     ]
 
 
+@pytest.mark.xfail(strict=True, reason=FIRST_WRITE)
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 def test_react_agent_subgraph_streaming_sync(version: Literal["v1", "v2"]) -> None:
     """Test React agent streaming when used as a subgraph node sync version"""
@@ -1324,6 +1358,7 @@ def test_react_agent_subgraph_streaming_sync(version: Literal["v1", "v2"]) -> No
     assert msg.content.startswith("The weather of Tokyo is sunny.")
 
 
+@pytest.mark.xfail(strict=True, reason=FIRST_WRITE)
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 async def test_react_agent_subgraph_streaming(version: Literal["v1", "v2"]) -> None:
     """Test React agent streaming when used as a subgraph node."""
@@ -1417,6 +1452,7 @@ async def test_react_agent_subgraph_streaming(version: Literal["v1", "v2"]) -> N
     assert msg.content.startswith("The weather of Tokyo is sunny.")
 
 
+@pytest.mark.xfail(strict=True, reason=SNAPSHOT_INTERRUPT)
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 def test_tool_node_node_interrupt(
     sync_checkpointer: BaseCheckpointSaver, version: str
@@ -1990,6 +2026,7 @@ def test_post_model_hook() -> None:
     ]
 
 
+@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_post_model_hook_with_structured_output() -> None:
     class WeatherResponse(BaseModel):
         temperature: float = Field(description="The temperature in fahrenheit")
@@ -2095,6 +2132,7 @@ def test_post_model_hook_with_structured_output() -> None:
     ]
 
 
+@pytest.mark.xfail(strict=True, reason=STORE)
 @pytest.mark.parametrize(
     "state_schema", [AgentStateExtraKey, AgentStateExtraKeyPydantic]
 )

@@ -1429,6 +1429,7 @@ def test_tool_node_inject_state(schema_: type[T]) -> None:
     assert tool_message.content == "hi?"
 
 
+@pytest.mark.xfail(strict=True, reason=STORE)
 def test_tool_node_inject_store() -> None:
     store = InMemoryStore()
     namespace = ("test",)
@@ -1564,6 +1565,7 @@ def test_tool_node_messages_key() -> None:
     ]
 
 
+@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_tool_node_stream_writer() -> None:
     @dec_tool
     def streaming_tool(x: int) -> str:
