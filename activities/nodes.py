@@ -54,8 +54,7 @@ async def run_node(call: NodeCall) -> NodeResult:
             attempt=activity.info().attempt,
             first_attempt_time=activity.info().scheduled_time.timestamp(),
             calls=serde.loads(call.calls, types), target=list(call.target),
-            **({} if call.remaining_steps is None else
-               {"remaining_steps": call.remaining_steps}))
+            remaining_steps=25 if call.remaining_steps is None else call.remaining_steps)
         config: dict[str, Any] = serde.loads(call.config, types) or {}
         resume_map = serde.loads(call.resume_map, types)
     except (UndeclaredTypeError, ValueError) as exc:

@@ -19,19 +19,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from langchain.agents import create_agent  # noqa: E402
-from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
-from temporalio.client import Client  # noqa: E402
+from langchain.agents import create_agent
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
+from temporalio.client import Client
 
-from bench.temporal import history_stats  # noqa: E402
-from graphrun import END, START, Send, StateGraph  # noqa: E402
-from graphrun.client import GraphClient  # noqa: E402
-from graphrun.devserver import DevServer  # noqa: E402
-from graphrun.messages import MessagesState  # noqa: E402
-from graphrun.worker import create_worker  # noqa: E402
+from bench.temporal import history_stats
+from graphrun import END, START, Send, StateGraph
+from graphrun.client import GraphClient
+from graphrun.devserver import DevServer
+from graphrun.messages import MessagesState
+from graphrun.worker import create_worker
 
 CALLS = 5
 REQUEST = {"messages": [{"role": "user", "content": "Check stock of items 0 to 4"}]}

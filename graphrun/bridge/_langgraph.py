@@ -46,7 +46,6 @@ from langgraph._internal._scratchpad import PregelScratchpad  # noqa: E402
 from langgraph.managed.base import ManagedValue  # noqa: E402
 
 
-
 def tool_node_reads_state(node: Any) -> bool:
     """Whether a ToolNode sent a tool call (`Send("tools", [call])`) uses the graph's
     state: a wrapper (middleware's `wrap_tool_call`) may, and so may a tool that injects
@@ -71,7 +70,7 @@ __all__ = [
     "INSTALLED",
     "RESUME",
     "SUPPORTED",
-    "tool_node_reads_state",
     "ManagedValue",
     "PregelScratchpad",
+    "tool_node_reads_state",
 ]

@@ -6,7 +6,7 @@ import logging
 import typing
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from langgraph import channels as lg_channels
 from langgraph import types as lg_types
@@ -90,7 +90,7 @@ def _builder(lg: Any) -> StateGraph:
     for source, branches in lg.branches.items():
         for branch in branches.values():
             b.branches.setdefault(source, []).append(Branch(
-                path=run.path_caller(branch.path),
+                path=run.path_caller(branch.path, managed),
                 path_map=dict(branch.ends) if branch.ends else None, injects=("config",),
                 input_schema=_or_none(branch.input_schema, lg.state_schema)))
     return b
@@ -103,8 +103,8 @@ def _or_none(schema: Any, state_schema: Any) -> Any:
 def _add_node(b: StateGraph, lg: Any, name: str, spec: Any, managed: Mapping[str, Any]) -> None:
     runnable = spec.runnable
     if isinstance(runnable, (LGCompiled, CompiledStateGraph)):  # a subgraph: bridged too
-        sub = (runnable if isinstance(runnable, CompiledStateGraph)
-               else compiled(runnable, name=name, checkpointer=None))
+        sub: Any = (runnable if isinstance(runnable, CompiledStateGraph)
+                    else compiled(runnable, name=name, checkpointer=None))
         b.add_node(name, sub, metadata=spec.metadata)
         return
     if getattr(spec, "cache_policy", None) is not None:
@@ -127,8 +127,7 @@ def node_function(runnable: Any, managed: Mapping[str, Any], name: str) -> Any:
     is_async = getattr(runnable, "func", True) is None  # a node with only an async body
     node = _async_node(runnable, managed) if is_async else _sync_node(runnable, managed)
     node.__name__ = name
-    node.reads_state = (  # type: ignore[attr-defined]
-        isinstance(runnable, ToolNode) and private.tool_node_reads_state(runnable))
+    node.reads_state = isinstance(runnable, ToolNode) and private.tool_node_reads_state(runnable)
     return node
 
 
@@ -158,7 +157,7 @@ def _retry(policy: Any) -> tuple[RetryPolicy, ...]:
     return tuple(RetryPolicy(initial_interval=p.initial_interval,
                              backoff_factor=p.backoff_factor, max_interval=p.max_interval,
                              max_attempts=p.max_attempts, jitter=p.jitter,
-                             retry_on=p.retry_on) for p in policies)
+                             retry_on=cast(Any, p.retry_on)) for p in policies)
 
 
 def _timeout(policy: Any) -> TimeoutPolicy | None:

@@ -56,7 +56,7 @@ def _timeout(t: Any) -> TimeoutPolicy | None:
     if isinstance(t, lg_types.TimeoutPolicy):
         return TimeoutPolicy(run_timeout=t.run_timeout, idle_timeout=t.idle_timeout,
                              refresh_on=t.refresh_on)
-    return t  # seconds or a timedelta: graphrun's Send takes them too
+    return TimeoutPolicy(run_timeout=t)  # seconds or a timedelta
 
 
 def lg_config(ctx: TaskContext, config: Mapping[str, Any], state: Any = MISSING,
@@ -188,9 +188,9 @@ class _translated:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
         if exc is None:
-            return False
+            return
         ctx = self.ctx
         if isinstance(exc, lg_errors.GraphInterrupt) and not isinstance(exc, GraphInterrupt):
             raise GraphInterrupt([self._interrupt(i) for i in _interrupts(exc)]) from None
@@ -200,7 +200,6 @@ class _translated:
             ctx.invalid_resume = (f"the answer to node '{ctx.call.task.name}' does not match "
                                   f"its response_schema: {exc}")
             raise InvalidResumeError(ctx.invalid_resume) from exc
-        return False
 
     def _interrupt(self, i: Any) -> Interrupt:
         ctx = self.ctx
@@ -214,14 +213,14 @@ def _interrupts(exc: BaseException) -> list[Any]:
     return list(found) if isinstance(found, (list, tuple)) else []
 
 
-def path_caller(path: Any) -> Callable[..., Any]:
+def path_caller(path: Any, managed: Mapping[str, Any] | None = None) -> Callable[..., Any]:
     """A LangGraph routing Runnable as graphrun's routing function."""
 
     def route(state: Any, config: Mapping[str, Any]) -> Any:
         ctx = _task()
-        cfg = lg_config(ctx, config)
+        cfg = lg_config(ctx, config, managed=managed)
         with _translated(ctx), _current(cfg):
-            return to_graphrun(path.invoke(state, cfg))
+            return to_graphrun(path.invoke(with_managed(ctx, state, managed), cfg))
 
     route.__name__ = getattr(path, "name", None) or "route"
     return route

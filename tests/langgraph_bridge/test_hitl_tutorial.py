@@ -46,5 +46,6 @@ def test_tool_node_in_a_graphrun_graph() -> None:
     builder.add_edge(graphrun.START, "chatbot")
     graph = builder.compile(checkpointer=graphrun.InMemorySaver())
     events, next_, after = _run(graph, graphrun.Command)
+    assert events[-1]["messages"][-1].tool_calls[0]["name"] == "human_assistance"
     assert next_ == ("tools",)
     assert after[-1]["messages"][-1].content == f"The experts say: {t.HUMAN_RESPONSE}"

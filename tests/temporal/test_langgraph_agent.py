@@ -88,7 +88,7 @@ async def test_each_decision_matches_langgraph(temporal_client: Any, agent_queue
     assert ex.PAID == []  # nothing paid before the decision
     done = await remote.ainvoke(answer, cfg)
     assert _messages(done) == _messages(lg_done)
-    assert ex.PAID == lg_paid
+    assert lg_paid == ex.PAID
     assert len(ex.PAID) == (1 if decision in ("approve", "edit") else 0)
     assert (await remote.aget_state(cfg)).next == ()
 

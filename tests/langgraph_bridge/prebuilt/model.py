@@ -1,3 +1,4 @@
+# ruff: noqa: I001  (upstream code kept as is)
 from collections.abc import Callable, Sequence
 from typing import (
     Any,

@@ -1,0 +1,179 @@
+"""from_langgraph on hand-written LangGraph graphs: each compared with LangGraph itself.
+
+These run outside the routing of ported tests (`unrouted`), so the LangGraph side is
+LangGraph's own loop and the graphrun side is the bridge.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langgraph.channels import Topic
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, StateGraph
+from langgraph.managed import IsLastStep, RemainingSteps
+from langgraph.types import Command, Send, interrupt
+from pydantic import BaseModel
+
+import graphrun
+from graphrun import InvalidResumeError, InvalidUpdateError, from_langgraph
+from graphrun.bridge import _langgraph
+from tests.langgraph_bridge.routing import unrouted
+
+
+@pytest.fixture(autouse=True)
+def _langgraph_compile() -> Any:
+    with unrouted():
+        yield
+
+
+def _both(builder: StateGraph, *inputs: Any, **config: Any) -> tuple[list[Any], list[Any]]:
+    """Each input in turn on one thread: on LangGraph, and bridged."""
+    out = []
+    for graph in (builder.compile(checkpointer=InMemorySaver()),
+                  from_langgraph(builder.compile(checkpointer=InMemorySaver()))):
+        cfg = {"configurable": {"thread_id": "t"}, **config}
+        out.append([_plain(graph.invoke(i, cfg)) for i in inputs])
+    return out[0], out[1]
+
+
+def _plain(value: Any) -> Any:
+    """Interrupts as (value, response schema): ids differ by design (graphrun's are
+    unique across threads)."""
+    if isinstance(value, dict):
+        return {k: ([(i.value, i.response_schema) for i in v] if k == "__interrupt__"
+                    else _plain(v)) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+class S(TypedDict, total=False):
+    log: Annotated[list, operator.add]
+    x: int
+
+
+def test_interrupts_commands_and_sends_match_langgraph() -> None:
+    def ask(s: S) -> dict[str, Any]:
+        first = interrupt("first?")
+        second = interrupt({"then": first})
+        return {"log": [f"ask:{first}:{second}"]}
+
+    def fan(s: S) -> Command[Any]:
+        return Command(update={"x": 2}, goto=[Send("work", {"x": i}) for i in range(3)])
+
+    def work(s: S) -> dict[str, Any]:
+        get_stream_writer()({"working": s["x"]})
+        return {"log": [f"work:{s['x']}"]}
+
+    b = StateGraph(S)
+    b.add_node("ask", ask)
+    b.add_node("fan", fan)
+    b.add_node("work", work)
+    b.add_edge(START, "ask")
+    b.add_edge("ask", "fan")
+    lg, gr = _both(b, {"log": []}, Command(resume="a"), Command(resume="b"))
+    assert gr == lg
+    assert lg[-1] == {"log": ["ask:a:b", "work:0", "work:1", "work:2"], "x": 2}
+
+
+def test_managed_values_count_steps_as_langgraph() -> None:
+    class M(TypedDict, total=False):
+        log: Annotated[list, operator.add]
+        remaining_steps: RemainingSteps
+        last: IsLastStep
+
+    def step(s: M) -> dict[str, Any]:
+        return {"log": [[s["remaining_steps"], s["last"]]]}
+
+    b = StateGraph(M)
+    b.add_node("step", step)
+    b.add_edge(START, "step")
+    b.add_conditional_edges("step", lambda s: END if s["last"] else "step")
+    lg, gr = _both(b, {"log": []}, recursion_limit=5)
+    assert gr == lg == [{"log": [[4, False], [3, False], [2, False], [1, True]]}]
+
+
+def test_an_answer_the_response_schema_refuses_keeps_the_question() -> None:
+    class Answer(BaseModel):
+        ok: bool
+
+    def ask(s: S) -> dict[str, Any]:
+        return {"x": int(interrupt("ok?", response_schema=Answer).ok)}
+
+    b = StateGraph(S)
+    b.add_node("ask", ask)
+    b.add_edge(START, "ask")
+    graph = from_langgraph(b.compile(checkpointer=InMemorySaver()))
+    cfg = {"configurable": {"thread_id": "t"}}
+    asked = graph.invoke({"log": []}, cfg)["__interrupt__"]
+    assert asked[0].response_schema["properties"] == {"ok": {"title": "Ok", "type": "boolean"}}
+    with pytest.raises(InvalidResumeError, match="response_schema"):
+        graph.invoke(Command(resume={"ok": "not a bool"}), cfg)
+    assert [i.id for i in graph.get_state(cfg).interrupts] == [asked[0].id]
+    assert graph.invoke(Command(resume={"ok": True}), cfg) == {"log": [], "x": 1}
+
+
+def test_a_langgraph_subgraph_node_is_bridged_and_its_question_surfaces() -> None:
+    def inner(s: S) -> dict[str, Any]:
+        return {"x": interrupt("inner?")}
+
+    sub = StateGraph(S)
+    sub.add_node("inner", inner)
+    sub.add_edge(START, "inner")
+    b = StateGraph(S)
+    b.add_node("sub", sub.compile())
+    b.add_node("after", lambda s: {"log": [f"after:{s['x']}"]})
+    b.add_edge(START, "sub")
+    b.add_edge("sub", "after")
+    lg, gr = _both(b, {"log": []}, Command(resume=7))
+    assert gr == lg == [{"log": [], "__interrupt__": [("inner?", None)]},
+                        {"log": ["after:7"], "x": 7}]
+
+
+def test_a_langgraph_graph_in_a_graphrun_graph() -> None:
+    def ask(s: S) -> dict[str, Any]:
+        return {"x": interrupt("x?")}
+
+    lg = StateGraph(S)
+    lg.add_node("ask", ask)
+    lg.add_edge(START, "ask")
+    agent = lg.compile()
+    cfg = {"configurable": {"thread_id": "t"}}
+
+    as_node = graphrun.StateGraph(S).add_node("agent", agent).add_edge(graphrun.START, "agent")
+    graph = as_node.compile(checkpointer=graphrun.InMemorySaver())
+    assert graph.invoke({"log": []}, cfg)["__interrupt__"][0].value == "x?"
+    assert graph.invoke(graphrun.Command(resume=3), cfg) == {"log": [], "x": 3}
+
+    called = graphrun.StateGraph(S).add_node("agent", lambda s: agent.invoke(s))
+    graph = called.add_edge(graphrun.START, "agent").compile(
+        checkpointer=graphrun.InMemorySaver())
+    with pytest.raises(InvalidUpdateError, match="from_langgraph"):  # never dropped
+        graph.invoke({"log": []}, cfg)
+
+
+def test_recursion_limit_and_name_carry_over() -> None:
+    b = StateGraph(S)
+    b.add_node("n", lambda s: {"x": 1})
+    b.add_edge(START, "n")
+    graph = from_langgraph(b.compile(name="mine").with_config({"recursion_limit": 9999}))
+    assert graph.name == "mine"
+    assert graph.spec.recursion_limit == 9999
+
+
+def test_unsupported_channels_and_versions_are_refused_by_name(monkeypatch: Any) -> None:
+    class T(TypedDict):
+        items: Annotated[list, Topic(int, accumulate=True)]
+
+    b = StateGraph(T)
+    b.add_node("n", lambda s: {})
+    b.add_edge(START, "n")
+    with pytest.raises(graphrun.GraphValidationError, match="Topic"):
+        from_langgraph(b)
+    monkeypatch.setattr(_langgraph, "version", lambda _: "1.3.0")
+    with pytest.raises(ImportError, match=r"langgraph>=1.2,<1.3.*1\.3\.0"):
+        _langgraph._check()
