@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from typing import Any
 
 from temporalio import activity
@@ -36,6 +37,18 @@ async def _liveness(timeout: Any) -> None:
         activity.heartbeat()
 
 
+async def _task_state(task_id: str, types: Any) -> Any:
+    """The state a Send task reads, from its workflow (kept out of the task's input so
+    history does not hold a copy per task)."""
+    info = activity.info()
+    handle = activity.client().get_workflow_handle(info.workflow_id,
+                                                   run_id=info.workflow_run_id)
+    answer = await handle.query("task_state", task_id)
+    if not isinstance(answer, dict) or "state" not in answer:
+        raise RuntimeError(f"workflow {info.workflow_id} no longer runs task {task_id}")
+    return serde.loads(answer["state"], types)
+
+
 @activity.defn(name="run_node")
 async def run_node(call: NodeCall) -> NodeResult:
     spec = registry.lookup(call.graph).spec
@@ -55,6 +68,9 @@ async def run_node(call: NodeCall) -> NodeResult:
             first_attempt_time=activity.info().scheduled_time.timestamp(),
             calls=serde.loads(call.calls, types), target=list(call.target),
             remaining_steps=25 if call.remaining_steps is None else call.remaining_steps)
+        if call.state_by_query:
+            task_call = dataclasses.replace(task_call, task=dataclasses.replace(
+                task_call.task, state=await _task_state(task_call.task.id, types)))
         config: dict[str, Any] = serde.loads(call.config, types) or {}
         resume_map = serde.loads(call.resume_map, types)
     except (UndeclaredTypeError, ValueError) as exc:

@@ -61,6 +61,7 @@ class NodeCall(_Wire):
     calls: dict[str, Any] = {}  # outcomes of the step's @task calls so far, typed JSON
     target: list[str] = []  # run the task down to this @task call, and run that call
     remaining_steps: int | None = None  # for graphs whose nodes read it (GraphSpec.counts_steps)
+    state_by_query: bool = False  # a Send task's state: ask the workflow (task_state query)
 
 
 class NodeResult(_Wire):

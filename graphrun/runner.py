@@ -401,9 +401,12 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
         return _awaiting(ctx)
     if ctx.messages is not None:
         ctx.messages.node_returned(out)
+    # A Send's task routes on the state when it was given it (NodeSpec.reads_state), as
+    # LangGraph's does; otherwise on its own writes alone.
+    pushed = t.path[0] == PUSH
     writes, update = node_writes(graph, t.name, out,
-                                 t.state if t.name == START else t.input, ctx.config,
-                                 state_input=t.path[0] != PUSH)
+                                 t.state if t.name == START or pushed else t.input, ctx.config,
+                                 state_input=not pushed or t.state is not None)
     writes = [w for w in ctx.pushed if w[0] in graph.state_keys] + writes
     return TaskResult(task_id=t.id, writes=writes, update=update, resume=list(ctx.resume),
                       custom=list(ctx.custom), sub_events=list(ctx.sub_events),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -121,6 +122,7 @@ class GraphWorkflow:
         self._started_empty = False
         self._busy = False
         self._rejected: list[str] = []
+        self._task_states: dict[str, Any] = {}  # running Send tasks' state (task_state)
         # update id -> its argument, decoded once by the validator for the handler
         self._decoded: dict[str, Any] = {}
         # interrupt id -> ISO time its durable timer expires
@@ -338,9 +340,16 @@ class GraphWorkflow:
         # A @task call runs as the task that made it, run again down to that call.
         own = call.task
         node: NodeSpec = self._spec.nodes[own.name]
+        local = node.local if node.local is not None else self._spec.local_activities
+        # A Send's task that reads the state fetches it with the `task_state` query: one
+        # copy of the state per tool call would otherwise go into history.
+        by_query = own.state is not None and own.path[0] == PUSH and not local
+        shared = own.state
+        if by_query:
+            own = dataclasses.replace(own, state=None)
         payload = NodeCall(
             graph=self._req.graph, node=own.name,
-            thread_id=self._thread.thread_id,
+            thread_id=self._thread.thread_id, state_by_query=by_query,
             task=serde.task_to_wire(own, self._spec.usual_triggers(own.name, own.path[0])),
             resume=serde.dumps(call.resume),
             null_resume=serde.dumps(None if call.null_resume is MISSING
@@ -365,8 +374,10 @@ class GraphWorkflow:
             "retry_policy": _retry_policy(node),
             "summary": task.name,
         }
+        if by_query:
+            self._task_states[own.id] = shared
         try:
-            if node.local if node.local is not None else self._spec.local_activities:
+            if local:
                 res = await workflow.execute_local_activity(
                     "run_node", payload, result_type=NodeResult, **options)
             else:
@@ -376,6 +387,8 @@ class GraphWorkflow:
         except ActivityError as exc:
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
                                      error=_node_error(exc))
+        finally:
+            self._task_states.pop(own.id, None)
         try:
             return engine.TaskResult(
                 task_id=task.id, writes=[tuple(w) for w in self._loads(res.writes)],
@@ -688,6 +701,14 @@ class GraphWorkflow:
     def thread(self) -> dict[str, Any]:
         """The whole thread as typed JSON (checkpoints as changes; see serde)."""
         return serde.thread_to_json(self._thread)
+
+    @workflow.query
+    def task_state(self, task_id: str) -> Any:
+        """The state a running Send task reads (typed JSON), for its node activity;
+        None once the task has finished."""
+        if task_id not in self._task_states:
+            return None
+        return {"state": serde.dumps(self._task_states[task_id])}
 
     @workflow.query
     def pending_interrupts(self) -> list[dict[str, Any]]:

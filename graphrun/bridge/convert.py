@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import typing
 import warnings
@@ -87,6 +88,9 @@ def _builder(lg: Any) -> StateGraph:
         b.add_edge(start, end)
     for starts, end in sorted(lg.waiting_edges):
         b.add_edge(list(starts), end)
+    for n in lg.branches:  # a Send's task routes on the state, as under LangGraph
+        if n in b.nodes and not b.nodes[n].is_subgraph:
+            b.nodes[n] = dataclasses.replace(b.nodes[n], reads_state=True)
     for source, branches in lg.branches.items():
         for branch in branches.values():
             b.branches.setdefault(source, []).append(Branch(

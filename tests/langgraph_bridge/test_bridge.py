@@ -177,3 +177,25 @@ def test_unsupported_channels_and_versions_are_refused_by_name(monkeypatch: Any)
     monkeypatch.setattr(_langgraph, "version", lambda _: "1.3.0")
     with pytest.raises(ImportError, match=r"langgraph>=1.2,<1.3.*1\.3\.0"):
         _langgraph._check()
+
+
+def test_a_send_task_routes_on_the_state_as_langgraph() -> None:
+    """create_agent's edge after its tools reads the whole state (the AI message that
+    called them) after a Send task: a return_direct tool ends the run."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    from tests.langgraph_bridge.agents.model import FakeToolCallingModel
+
+    @tool(return_direct=True)
+    def direct(x: str) -> str:
+        """Answer directly."""
+        return "direct " + x
+
+    def run(convert: Any) -> list[str]:
+        model = FakeToolCallingModel(tool_calls=[[{"args": {"x": "a"}, "id": "1",
+                                                   "name": "direct"}], []])
+        out = convert(create_agent(model, [direct])).invoke({"messages": [("user", "go")]})
+        return [m.type for m in out["messages"]]
+
+    assert run(from_langgraph) == run(lambda g: g) == ["human", "ai", "tool"]

@@ -14,24 +14,10 @@ INPUT_IDS = (
     "keep id=None where upstream expects an id"
 )
 
-FIRST_WRITE = (
-    "bridge: LangGraph's reducer channel keeps typ=Annotated[...], so "
-    "convert._channel's _zero(c.typ) gives no initial value and the first write is "
-    "stored without the reducer: add_messages never coerces the input "
-    "(('user', '...') stays a tuple, {'role': ...} a dict)"
-)
-
 ASYNC_NODE = (
     "bridge: a node with both a sync and an async body (create_react_agent's "
     "agent node) runs its sync body under ainvoke, so an async-only prompt raises "
     "'No synchronous function provided'"
-)
-
-SEND_BRANCH = (
-    "graphrun: the conditional edge after a Send task sees only that task's writes "
-    "(runner.node_writes gets state={} for a PUSH task), not the state plus its writes "
-    "as in LangGraph, so route_tool_responses misses the AIMessage and routes the "
-    "normal tool's task back to the agent"
 )
 
 SNAPSHOT_INTERRUPT = (
@@ -41,11 +27,15 @@ SNAPSHOT_INTERRUPT = (
 )
 
 NESTED_CALL = (
-    "a compiled graph streamed inside a node with the node's config is refused: "
+    "a compiled graph streamed inside a node, with the node's config, is refused "
+    "(LangGraph runs it as a subgraph of the node): "
     "InvalidUpdateError 'cannot run from a subgraph's own checkpoint'"
 )
 
 INTERRUPT_VALUES = (
-    "when one Send task of a step interrupts, LangGraph still streams a 'values' "
-    "chunk with the step's finished tasks' writes; graphrun streams none"
+    "when a step with finished Send tasks interrupts, LangGraph streams the "
+    "'__interrupt__' chunk and then a separate 'values' chunk with the finished tasks' "
+    "writes; graphrun streams one chunk carrying both the new values and "
+    "'__interrupt__', so upstream (which skips '__interrupt__' chunks) misses "
+    "['human', 'ai', 'tool']"
 )

@@ -81,11 +81,9 @@ from .model import FakeToolCallingModel
 
 from .gaps import (  # graphrun: why a test is xfail
     ASYNC_NODE,
-    FIRST_WRITE,
     INPUT_IDS,
     INTERRUPT_VALUES,
     NESTED_CALL,
-    SEND_BRANCH,
     SNAPSHOT_INTERRUPT,
     STORE,
 )
@@ -571,16 +569,7 @@ class CustomStatePydantic(AgentStatePydantic):
 
 
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
-@pytest.mark.parametrize(
-    "state_schema",
-    [
-        CustomState,
-        pytest.param(
-            CustomStatePydantic,
-            marks=pytest.mark.xfail(strict=True, reason=FIRST_WRITE),
-        ),
-    ],
-)
+@pytest.mark.parametrize("state_schema", [CustomState, CustomStatePydantic])
 def test_react_agent_update_state(
     sync_checkpointer: BaseCheckpointSaver,
     version: Literal["v1", "v2"],
@@ -644,8 +633,10 @@ def test_react_agent_update_state(
     assert tool_message.name == "get_user_name"
 
 
-@pytest.mark.xfail(strict=True, reason=FIRST_WRITE + "; v2 then: " + INTERRUPT_VALUES)
-@pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
+@pytest.mark.parametrize(
+    "version",
+    ["v1", pytest.param("v2", marks=pytest.mark.xfail(strict=True, reason=INTERRUPT_VALUES))],
+)
 def test_react_agent_parallel_tool_calls(
     sync_checkpointer: BaseCheckpointSaver, version: str
 ) -> None:
@@ -845,7 +836,7 @@ class AgentStateExtraKeyPydantic(AgentStatePydantic):
         ),
         pytest.param(
             AgentStateExtraKeyPydantic,
-            marks=pytest.mark.xfail(strict=True, reason=FIRST_WRITE + "; then: " + STORE),
+            marks=pytest.mark.xfail(strict=True, reason=STORE),
         ),
     ],
 )
@@ -1038,10 +1029,7 @@ def test_tool_node_messages_key() -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    "version",
-    ["v1", pytest.param("v2", marks=pytest.mark.xfail(strict=True, reason=SEND_BRANCH))],
-)
+@pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 async def test_return_direct(version: str) -> None:
     @dec_tool(return_direct=True)
     def tool_return_direct(input: str) -> str:
@@ -1297,7 +1285,7 @@ def test_tool_node_stream_writer() -> None:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=FIRST_WRITE + "; then: " + NESTED_CALL)
+@pytest.mark.xfail(strict=True, reason=NESTED_CALL)
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 def test_react_agent_subgraph_streaming_sync(version: Literal["v1", "v2"]) -> None:
     """Test React agent streaming when used as a subgraph node sync version"""
@@ -1389,7 +1377,7 @@ def test_react_agent_subgraph_streaming_sync(version: Literal["v1", "v2"]) -> No
     assert msg.content.startswith("The weather of Tokyo is sunny.")
 
 
-@pytest.mark.xfail(strict=True, reason=FIRST_WRITE + "; then: " + NESTED_CALL)
+@pytest.mark.xfail(strict=True, reason=NESTED_CALL)
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 async def test_react_agent_subgraph_streaming(version: Literal["v1", "v2"]) -> None:
     """Test React agent streaming when used as a subgraph node."""
