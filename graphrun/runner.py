@@ -283,8 +283,8 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
     try:
         node = graph.nodes[call.task.name]
         try:
-            if node.is_async:
-                out = await _call_async(node.fn, ctx)
+            if node.is_async or node.afn is not None:
+                out = await _call_async(node.afn or node.fn, ctx)
             elif node.is_subgraph:
                 out = await node.fn.ainvoke(ctx.call.task.input, ctx.config)  # type: ignore[union-attr]
             else:

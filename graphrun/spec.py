@@ -64,6 +64,8 @@ class NodeSpec:
     # A Send's task also gets the state the node would read from an edge (`Task.state`):
     # LangGraph's ToolNode reads it for the tool calls it is sent.
     reads_state: bool = False
+    # Run under an async driver instead of `fn` (LangGraph's nodes have both bodies).
+    afn: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -220,6 +222,9 @@ class GraphSpec:
         channels[START] = EphemeralValue(START)
         channels[TASKS] = Topic(TASKS)
         nodes = {START: NodeSpec(name=START, fn=None), **b.nodes_with_defaults()}
+        for n in b.branches:  # a Send's task routes on the state, as in LangGraph
+            if n in nodes and n != START and not nodes[n].is_subgraph:
+                nodes[n] = dataclasses.replace(nodes[n], reads_state=True)
         triggers: dict[str, list[str]] = {START: [START]}
         for n, node in b.nodes.items():
             chan = f"branch:to:{n}"

@@ -88,9 +88,6 @@ def _builder(lg: Any) -> StateGraph:
         b.add_edge(start, end)
     for starts, end in sorted(lg.waiting_edges):
         b.add_edge(list(starts), end)
-    for n in lg.branches:  # a Send's task routes on the state, as under LangGraph
-        if n in b.nodes and not b.nodes[n].is_subgraph:
-            b.nodes[n] = dataclasses.replace(b.nodes[n], reads_state=True)
     for source, branches in lg.branches.items():
         for branch in branches.values():
             b.branches.setdefault(source, []).append(Branch(
@@ -122,6 +119,8 @@ def _add_node(b: StateGraph, lg: Any, name: str, spec: Any, managed: Mapping[str
     b.add_node(name, node, retry_policy=_retry(spec.retry_policy), metadata=spec.metadata,
                timeout=_timeout(getattr(spec, "timeout", None)), defer=spec.defer,
                input_schema=input_schema, error_handler=handler)
+    if not b.nodes[name].is_async:  # ainvoke runs its async body, as under LangGraph
+        b.nodes[name] = dataclasses.replace(b.nodes[name], afn=_async_node(runnable, managed))
 
 
 def node_function(runnable: Any, managed: Mapping[str, Any], name: str) -> Any:

@@ -36,7 +36,9 @@ def _as_langgraph(value: Any) -> Any:
         return {k: _as_langgraph(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_as_langgraph(v) for v in value]
-    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # StateSnapshot, PregelTask
+        return type(value)._make(_as_langgraph(v) for v in value)
+    if isinstance(value, tuple):
         return tuple(_as_langgraph(v) for v in value)
     return value
 

@@ -14,18 +14,6 @@ INPUT_IDS = (
     "keep id=None where upstream expects an id"
 )
 
-ASYNC_NODE = (
-    "bridge: a node with both a sync and an async body (create_react_agent's "
-    "agent node) runs its sync body under ainvoke, so an async-only prompt raises "
-    "'No synchronous function provided'"
-)
-
-SNAPSHOT_INTERRUPT = (
-    "get_state().tasks[i].interrupts holds graphrun's Interrupt, which never equals "
-    "LangGraph's Interrupt (routing's _as_langgraph does not convert inside the "
-    "StateSnapshot/PregelTask namedtuples)"
-)
-
 NESTED_CALL = (
     "a compiled graph streamed inside a node, with the node's config, is refused "
     "(LangGraph runs it as a subgraph of the node): "

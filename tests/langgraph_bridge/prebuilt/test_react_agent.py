@@ -80,11 +80,9 @@ from .messages import _AnyIdHumanMessage, _AnyIdToolMessage
 from .model import FakeToolCallingModel
 
 from .gaps import (  # graphrun: why a test is xfail
-    ASYNC_NODE,
     INPUT_IDS,
     INTERRUPT_VALUES,
     NESTED_CALL,
-    SNAPSHOT_INTERRUPT,
     STORE,
 )
 
@@ -213,7 +211,7 @@ def test_callable_prompt():
     assert response == expected_response
 
 
-@pytest.mark.xfail(strict=True, reason=ASYNC_NODE + "; then: " + INPUT_IDS)
+@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 async def test_callable_prompt_async():
     async def prompt(state):
         modified_message = f"Bar {state['messages'][-1].content}"
@@ -287,7 +285,7 @@ def test_prompt_with_store(version: str):
     assert response["messages"][-1].content == "foo-hi"
 
 
-@pytest.mark.xfail(strict=True, reason=ASYNC_NODE + "; then: " + STORE)
+@pytest.mark.xfail(strict=True, reason=STORE)
 async def test_prompt_with_store_async():
     async def add(a: int, b: int):
         """Adds a and b"""
@@ -1471,7 +1469,6 @@ async def test_react_agent_subgraph_streaming(version: Literal["v1", "v2"]) -> N
     assert msg.content.startswith("The weather of Tokyo is sunny.")
 
 
-@pytest.mark.xfail(strict=True, reason=SNAPSHOT_INTERRUPT)
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 def test_tool_node_node_interrupt(
     sync_checkpointer: BaseCheckpointSaver, version: str
