@@ -41,7 +41,7 @@ async def _task_state(task_id: str, types: Any) -> Any:
     """The state a Send task reads, from its workflow (kept out of the task's input so
     history does not hold a copy per task)."""
     info = activity.info()
-    handle = activity.client().get_workflow_handle(info.workflow_id,
+    handle = activity.client().get_workflow_handle(str(info.workflow_id),
                                                    run_id=info.workflow_run_id)
     answer = await handle.query("task_state", task_id)
     if not isinstance(answer, dict) or "state" not in answer:
