@@ -217,7 +217,9 @@ def path_caller(path: Any, managed: Mapping[str, Any] | None = None) -> Callable
     """A LangGraph routing Runnable as graphrun's routing function."""
 
     def route(state: Any, config: Mapping[str, Any]) -> Any:
-        ctx = _task()
+        ctx = current_task()
+        if ctx is None:  # update_state(as_node=...) routes outside any task
+            return to_graphrun(path.invoke(state, dict(config or {})))
         cfg = lg_config(ctx, config, managed=managed)
         with _translated(ctx), _current(cfg):
             return to_graphrun(path.invoke(with_managed(ctx, state, managed), cfg))

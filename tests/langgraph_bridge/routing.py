@@ -9,12 +9,18 @@ LangGraph graph, which `from_langgraph` then bridges recursively).
 
 What graphrun returns is shown as LangGraph shows it: graphrun's `Interrupt` is
 compared as LangGraph's (same value, id and schema), so upstream assertions hold.
+
+`route_compiled_graphs(host)` with a `TemporalHost` (tests/langgraph_suite/
+temporal_driver.py) serves the bridged graph on Temporal instead: it is registered
+with the host's worker and the compiled object's methods go through `RemoteGraph`
+to a GraphWorkflow (`TemporalGraph`), with LangGraph's `Command`/`Send` given as
+graphrun's first, since they travel as data.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langgraph import types as lg_types
@@ -23,6 +29,8 @@ from langgraph.graph.state import StateGraph as LGStateGraph
 
 from graphrun import types as gr_types
 from graphrun.bridge import from_langgraph
+from graphrun.bridge.run import to_graphrun
+from tests.langgraph_suite.temporal_driver import TemporalGraph, TemporalHost
 
 ROUTED = ("invoke", "ainvoke", "stream", "astream", "get_state", "aget_state",
           "get_state_history", "aget_state_history", "update_state", "aupdate_state",
@@ -43,8 +51,32 @@ def _as_langgraph(value: Any) -> Any:
     return value
 
 
-def _bridge(compiled: Any) -> None:
+class _BridgedOnTemporal(TemporalGraph):
+    """A bridged graph served on Temporal; LangGraph's Command/Send in, as graphrun's."""
+
+    def invoke(self, input: Any, config: Any = None, **kw: Any) -> Any:
+        return super().invoke(to_graphrun(input), config, **kw)
+
+    async def ainvoke(self, input: Any, config: Any = None, **kw: Any) -> Any:
+        return await super().ainvoke(to_graphrun(input), config, **kw)
+
+    def stream(self, input: Any, config: Any = None, **kw: Any) -> Iterator[Any]:
+        return super().stream(to_graphrun(input), config, **kw)
+
+    def astream(self, input: Any, config: Any = None, **kw: Any) -> AsyncIterator[Any]:
+        return super().astream(to_graphrun(input), config, **kw)
+
+    def update_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
+        return super().update_state(config, to_graphrun(values), as_node)
+
+    async def aupdate_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
+        return await super().aupdate_state(config, to_graphrun(values), as_node)
+
+
+def _bridge(compiled: Any, host: TemporalHost | None = None) -> None:
     graph = from_langgraph(compiled)
+    if host is not None:
+        graph = _BridgedOnTemporal(graph, host)
     for name in ROUTED:
         method = getattr(graph, name, None)
         if method is None:
@@ -71,17 +103,18 @@ def _bridge(compiled: Any) -> None:
 
 
 @contextlib.contextmanager
-def route_compiled_graphs() -> Iterator[None]:
+def route_compiled_graphs(host: TemporalHost | None = None) -> Iterator[None]:
+    """In-process (no host), or on Temporal through `host`'s client and worker."""
     original, original_with_config = LGStateGraph.compile, LGCompiled.with_config
 
     def compile(self: Any, *args: Any, **kwargs: Any) -> Any:
         compiled = original(self, *args, **kwargs)
-        _bridge(compiled)
+        _bridge(compiled, host)
         return compiled
 
     def with_config(self: Any, *args: Any, **kwargs: Any) -> Any:
         compiled = original_with_config(self, *args, **kwargs)
-        _bridge(compiled)  # a copy: bridged again, with its config
+        _bridge(compiled, host)  # a copy: bridged again, with its config
         return compiled
 
     LGStateGraph.compile = compile  # type: ignore[method-assign]

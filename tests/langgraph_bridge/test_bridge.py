@@ -199,3 +199,26 @@ def test_a_send_task_routes_on_the_state_as_langgraph() -> None:
         return [m.type for m in out["messages"]]
 
     assert run(from_langgraph) == run(lambda g: g) == ["human", "ai", "tool"]
+
+
+def test_error_handler_and_retry_policy_carry_over() -> None:
+    from langgraph.errors import NodeError
+    from langgraph.types import RetryPolicy
+
+    tries: list[int] = []
+
+    def bad(s: S) -> dict[str, Any]:
+        tries.append(1)
+        raise ValueError("boom")
+
+    def handler(s: S, error: NodeError) -> dict[str, Any]:
+        return {"log": [f"recovered from {error.node}: {error.error}"]}
+
+    b = StateGraph(S)
+    b.add_node("bad", bad, error_handler=handler,
+               retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.01,
+                                        retry_on=ValueError))
+    b.add_edge(START, "bad")
+    lg, gr = _both(b, {"log": []})
+    assert gr == lg == [{"log": ["recovered from bad: boom"]}]
+    assert len(tries) == 4  # two tries each

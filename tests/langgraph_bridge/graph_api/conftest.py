@@ -1,0 +1,42 @@
+"""Fixtures ported from langchain-ai/langgraph, libs/langgraph/tests/conftest.py (commit f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f).
+
+Checkpointer fixtures give LangGraph's in-memory `InMemorySaver` only (upstream's
+"memory" param; sqlite/postgres/redis need servers or extras and are not ported).
+Through the bridge, `from_langgraph` swaps any LangGraph saver for graphrun's own
+`InMemorySaver`. `durability` is upstream's: params "sync", "async", "exit".
+Not ported: `cache`, `sync_store`/`async_store`, `deterministic_uuids` (no ported
+test uses them). The parent folder's autouse fixture routes every compiled graph
+through graphrun.
+"""
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langgraph.types import Durability
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture(params=["sync", "async", "exit"])
+def durability(request: pytest.FixtureRequest) -> Durability:
+    return request.param
+
+
+@pytest.fixture(scope="function", params=["memory"])
+def sync_checkpointer(
+    request: pytest.FixtureRequest,
+) -> Iterator[BaseCheckpointSaver]:
+    yield InMemorySaver()
+
+
+@pytest.fixture(scope="function", params=["memory"])
+async def async_checkpointer(
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[BaseCheckpointSaver]:
+    yield InMemorySaver()
