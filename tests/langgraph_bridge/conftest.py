@@ -1,8 +1,8 @@
 """Every LangGraph graph a test compiles runs on graphrun (see routing.py).
 
-In-process ("local") for every test. The interrupt tests of prebuilt/ and agents/
-(a name with "interrupt", or a body that resumes with `Command(resume=...)`) run a
-second time on Temporal ("temporal"): the same body, the graph served by a graphrun
+In-process ("local") for every test. The interrupt tests of prebuilt/, agents/ and
+graph_api/ (a name with "interrupt", or a body that resumes with `Command(resume=...)`)
+run a second time on Temporal ("temporal"): the same body, the graph served by a graphrun
 worker on the session's dev server and reached through `RemoteGraph`.
 """
 
@@ -18,7 +18,7 @@ import pytest
 from tests.langgraph_bridge.routing import route_compiled_graphs
 
 _HERE = Path(__file__).parent
-ON_TEMPORAL_FOLDERS = ("prebuilt", "agents")
+ON_TEMPORAL_FOLDERS = ("prebuilt", "agents", "graph_api")
 
 
 def _on_temporal(metafunc: pytest.Metafunc) -> bool:
@@ -39,16 +39,33 @@ def _on_temporal(metafunc: pytest.Metafunc) -> bool:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "_on_graphrun" not in metafunc.fixturenames or not _on_temporal(metafunc):
         return
-    name = metafunc.function.__name__
-    marks: list[Any] = [pytest.mark.temporal]
-    if name in ON_TEMPORAL_DIFFERS:
-        marks.append(pytest.mark.xfail(strict=True, reason=ON_TEMPORAL_DIFFERS[name]))
-    metafunc.parametrize("_on_graphrun", ["local", pytest.param("temporal", marks=marks)],
-                         indirect=True)
+    metafunc.parametrize("_on_graphrun", ["local", pytest.param(
+        "temporal", marks=[pytest.mark.temporal])], indirect=True)
 
 
-# Tests that pass in-process but not on Temporal: test name -> the gap (strict xfail).
-ON_TEMPORAL_DIFFERS: dict[str, str] = {}
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if params.get("_on_graphrun") != "temporal":
+            continue
+        gap = ON_TEMPORAL_DIFFERS.get(getattr(item, "originalname", item.name))
+        if gap is not None and gap[0](params):
+            item.add_marker(pytest.mark.xfail(strict=True, reason=gap[1]))
+
+
+_EXIT = ("durability='exit' keeps every checkpoint on Temporal: the workflow records "
+         "each step for replay, so get_state_history lists them all")
+_NO_THREAD = ("a graph invoked without a thread_id: on Temporal every run is a thread "
+              "(a workflow), so RemoteGraph requires one")
+
+# Tests that pass in-process but not on Temporal: test name -> (which params, the gap).
+ON_TEMPORAL_DIFFERS: dict[str, tuple[Any, str]] = {
+    "test_interruption_without_state_updates": (
+        lambda p: p.get("durability") == "exit", _EXIT),
+    "test_interruption_without_state_updates_async": (
+        lambda p: p.get("durability") == "exit", _EXIT),
+    "test_send_react_interrupt": (lambda p: True, _NO_THREAD),
+}
 
 
 @pytest.fixture(scope="session")
