@@ -285,6 +285,9 @@ class CompiledStateGraph:
         """Yield 'updates' ({node: update}, the default as in LangGraph) or 'values'
         (the state after each step); a list of modes yields (mode, chunk) pairs, and
         `subgraphs=True` puts the namespace first (() for this graph's own chunks)."""
+        if current_task() is not None:  # called inside a node: a subgraph of its task
+            yield from self._stream_nested(input, config, stream_mode, subgraphs)
+            return
         run = self._run(input, config, {**options, "stream_mode": stream_mode})
         for events in _live_thread(lambda live: self._steps(run, config, live)):
             yield from engine.stream_chunks(events, stream_mode, subgraphs)
@@ -292,6 +295,10 @@ class CompiledStateGraph:
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
                       stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
                       **options: Any) -> AsyncIterator[Any]:
+        if current_task() is not None:  # called inside a node: a subgraph of its task
+            async for chunk in self._astream_nested(input, config, stream_mode, subgraphs):
+                yield chunk
+            return
         run = self._run(input, config, {**options, "stream_mode": stream_mode})
         async for events in _live_task(lambda live: self._asteps(run, config, live)):
             for chunk in engine.stream_chunks(events, stream_mode, subgraphs):
@@ -300,6 +307,42 @@ class CompiledStateGraph:
     # -- subgraphs -----------------------------------------------------------
     def _invoke_nested(self, input: Any, config: Mapping[str, Any] | None, *, sync: bool) -> Any:
         """A graph called from inside a node keeps its thread in the calling task."""
+        run, finish, forward, live = self._nested(input, config)
+        if sync:
+            for events in self._steps(run, config, live):
+                forward(events)
+            return finish()
+
+        async def go() -> Any:
+            async for events in self._asteps(run, config, live):
+                forward(events)
+            return finish()
+
+        return go()
+
+    def _stream_nested(self, input: Any, config: Mapping[str, Any] | None,
+                       stream_mode: str | Sequence[str], subgraphs: bool) -> Iterator[Any]:
+        """stream() inside a node: as `_invoke_nested`, yielding the run's chunks."""
+        run, finish, forward, live = self._nested(input, config, stream_mode)
+        for events in self._steps(run, config, live):
+            forward(events)
+            yield from engine.stream_chunks(events, stream_mode, subgraphs)
+        finish()
+
+    async def _astream_nested(self, input: Any, config: Mapping[str, Any] | None,
+                              stream_mode: str | Sequence[str], subgraphs: bool
+                              ) -> AsyncIterator[Any]:
+        run, finish, forward, live = self._nested(input, config, stream_mode)
+        async for events in self._asteps(run, config, live):
+            forward(events)
+            for chunk in engine.stream_chunks(events, stream_mode, subgraphs):
+                yield chunk
+        finish()
+
+    def _nested(self, input: Any, config: Mapping[str, Any] | None,
+                stream_mode: str | Sequence[str] = ()) -> tuple[
+            Run, Callable[[], Any], Callable[[list[tuple[Any, ...]]], None], Any]:
+        """The run of a graph called inside a node, what ends it, and where its chunks go."""
         ctx = current_task()
         assert ctx is not None
         # compile(checkpointer=True): the subgraph keeps its thread across the parent's
@@ -319,7 +362,9 @@ class CompiledStateGraph:
                   options=RunOptions(
                       ns=ns, context=ctx.call.context, durability=ctx.call.durability,
                       null_resume=ctx.take_null_resume() if resuming else MISSING,
-                      resume_map=ctx.resume_map if resuming else None))
+                      resume_map=ctx.resume_map if resuming else None,
+                      stream_modes=frozenset([stream_mode] if isinstance(stream_mode, str)
+                                             else stream_mode)))
 
         def finish() -> Any:
             if run.status == "interrupted":  # an interrupt(), or its own breakpoint
@@ -346,17 +391,7 @@ class CompiledStateGraph:
             for e in events:
                 sub_event(e)
 
-        if sync:
-            for events in self._steps(run, config, live):
-                forward(events)
-            return finish()
-
-        async def go() -> Any:
-            async for events in self._asteps(run, config, live):
-                forward(events)
-            return finish()
-
-        return go()
+        return run, finish, forward, live
 
     # -- reading and writing state -----------------------------------------------
     def get_state(self, config: Mapping[str, Any], *, subgraphs: bool = False) -> StateSnapshot:

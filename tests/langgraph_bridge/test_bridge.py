@@ -222,3 +222,24 @@ def test_error_handler_and_retry_policy_carry_over() -> None:
     lg, gr = _both(b, {"log": []})
     assert gr == lg == [{"log": ["recovered from bad: boom"]}]
     assert len(tries) == 4  # two tries each
+
+
+def test_a_graph_streamed_inside_a_node() -> None:
+    """A node that streams a graph gets its chunks, as under LangGraph."""
+    inner = StateGraph(S)
+    inner.add_node("i", lambda s: {"x": s["x"] + 1})
+    inner.add_edge(START, "i")
+
+    def outer(sub: Any) -> StateGraph:
+        def node(s: S, config) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+            chunks = list(sub.stream(s, config, stream_mode="values"))
+            return {"x": chunks[-1]["x"], "log": [len(chunks)]}
+
+        b = StateGraph(S)
+        b.add_node("o", node)
+        b.add_edge(START, "o")
+        return b
+
+    expected = outer(inner.compile()).compile().invoke({"x": 1, "log": []})
+    bridged = from_langgraph(outer(from_langgraph(inner.compile())).compile())
+    assert bridged.invoke({"x": 1, "log": []}) == expected == {"x": 2, "log": [2]}

@@ -4,16 +4,21 @@ Checkpointer fixtures give LangGraph's in-memory `InMemorySaver` only (upstream'
 "memory" param; sqlite/postgres/redis need servers or extras and are not ported).
 Through the bridge, `from_langgraph` swaps any LangGraph saver for graphrun's own
 `InMemorySaver`. `durability` is upstream's: params "sync", "async", "exit".
-Not ported: `cache`, `sync_store`/`async_store`, `deterministic_uuids` (no ported
-test uses them). The parent folder's autouse fixture routes every compiled graph
+`cache` and `sync_store` give the in-memory `InMemoryCache` / `InMemoryStore` only
+(upstream's "memory" / "in_memory" params). Not ported: `async_store`,
+`deterministic_uuids` (no ported test uses them). The parent folder's autouse fixture routes every compiled graph
 through graphrun.
 """
 
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from langgraph.cache.base import BaseCache
+from langgraph.cache.memory import InMemoryCache
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
 
 from langgraph.types import Durability
 
@@ -40,3 +45,13 @@ async def async_checkpointer(
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[BaseCheckpointSaver]:
     yield InMemorySaver()
+
+
+@pytest.fixture(scope="function", params=["memory"])
+def cache(request: pytest.FixtureRequest) -> Iterator[BaseCache]:
+    yield InMemoryCache()
+
+
+@pytest.fixture(scope="function", params=["in_memory"])
+def sync_store(request: pytest.FixtureRequest) -> Iterator[BaseStore]:
+    yield InMemoryStore()

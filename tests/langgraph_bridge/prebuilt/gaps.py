@@ -15,9 +15,7 @@ INPUT_IDS = (
 )
 
 NESTED_CALL = (
-    "a compiled graph streamed inside a node, with the node's config, is refused "
-    "(LangGraph runs it as a subgraph of the node): "
-    "InvalidUpdateError 'cannot run from a subgraph's own checkpoint'"
+    "stream_mode='messages' of a graph streamed inside a node: its chat model's messages also reach the parent's own 'messages' stream under the namespace () (the parent task's callback handler is in the config the node passes on), where LangGraph shows them only with subgraphs=True, under the subgraph's namespace"
 )
 
 INTERRUPT_VALUES = (
