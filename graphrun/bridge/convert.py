@@ -24,7 +24,7 @@ from graphrun.errors import GraphValidationError
 from graphrun.graph import StateGraph
 from graphrun.local import CompiledStateGraph, InMemorySaver
 from graphrun.spec import Branch, _zero
-from graphrun.types import RetryPolicy, TimeoutPolicy
+from graphrun.types import RetryPolicy, StateUpdate, TimeoutPolicy
 
 _log = logging.getLogger("graphrun")
 
@@ -59,6 +59,10 @@ class BridgedGraph(CompiledStateGraph):
 
     def update_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
         return super().update_state(config, run.to_graphrun(values), as_node)
+
+    def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
+        return super().bulk_update_state(config, [
+            [StateUpdate(run.to_graphrun(u[0]), *u[1:]) for u in step] for step in supersteps])
 
 
 def _checkpointer(saver: Any) -> Any:
@@ -182,6 +186,9 @@ def _channel(key: str, c: Any) -> gr_channels.Channel:
         if typing.get_origin(typ) is typing.Annotated:
             typ = typing.get_args(typ)[0]
         return gr_channels.BinaryOperatorAggregate(key, op, _zero(typ))
+    if type(c).__name__ == "DeltaChannel":  # a reducer over batches of writes
+        batch = c.reducer
+        return gr_channels.BinaryOperatorAggregate(key, _Batched(batch), _zero(c.typ))
     if isinstance(c, lg_channels.EphemeralValue):
         return gr_channels.EphemeralValue(key)
     if isinstance(c, lg_channels.UntrackedValue):
@@ -191,3 +198,14 @@ def _channel(key: str, c: Any) -> gr_channels.Channel:
     raise GraphValidationError(
         f"from_langgraph(): state key {key!r} uses LangGraph's {type(c).__name__} channel, "
         f"which graphrun does not support. Use a reducer (Annotated[T, fn]) or LastValue.")
+
+
+class _Batched:
+    """A DeltaChannel's reducer `(state, [writes]) -> state`, one write at a time: LangGraph
+    requires it to give the same state however the writes are batched."""
+
+    def __init__(self, reducer: Any) -> None:
+        self.reducer = reducer
+
+    def __call__(self, state: Any, write: Any) -> Any:
+        return self.reducer(state, [write])

@@ -53,17 +53,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xfail(strict=True, reason=gap[1]))
 
 
-_EXIT = ("durability='exit' keeps every checkpoint on Temporal: the workflow records "
-         "each step for replay, so get_state_history lists them all")
 _NO_THREAD = ("a graph invoked without a thread_id: on Temporal every run is a thread "
               "(a workflow), so RemoteGraph requires one")
 
 # Tests that pass in-process but not on Temporal: test name -> (which params, the gap).
 ON_TEMPORAL_DIFFERS: dict[str, tuple[Any, str]] = {
-    "test_interruption_without_state_updates": (
-        lambda p: p.get("durability") == "exit", _EXIT),
-    "test_interruption_without_state_updates_async": (
-        lambda p: p.get("durability") == "exit", _EXIT),
     "test_send_react_interrupt": (lambda p: True, _NO_THREAD),
 }
 

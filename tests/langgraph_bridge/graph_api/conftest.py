@@ -3,7 +3,9 @@
 Checkpointer fixtures give LangGraph's in-memory `InMemorySaver` only (upstream's
 "memory" param; sqlite/postgres/redis need servers or extras and are not ported).
 Through the bridge, `from_langgraph` swaps any LangGraph saver for graphrun's own
-`InMemorySaver`. `durability` is upstream's: params "sync", "async", "exit".
+`InMemorySaver`. `durability` is "async" alone (LangGraph's default): the
+durability modes are graphrun's own engine, tested under all three in
+tests/langgraph_suite; here each test runs once through the bridge.
 `cache` and `sync_store` give the in-memory `InMemoryCache` / `InMemoryStore` only
 (upstream's "memory" / "in_memory" params). Not ported: `async_store`,
 `deterministic_uuids` (no ported test uses them). The parent folder's autouse fixture routes every compiled graph
@@ -28,7 +30,7 @@ def anyio_backend():
     return "asyncio"
 
 
-@pytest.fixture(params=["sync", "async", "exit"])
+@pytest.fixture(params=["async"])
 def durability(request: pytest.FixtureRequest) -> Durability:
     return request.param
 

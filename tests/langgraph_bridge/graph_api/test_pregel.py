@@ -1,4 +1,67 @@
-"""placeholder"""
+"""LangGraph's test_pregel.py graph-API tests (sync), run through the bridge.
+
+Upstream: langchain-ai/langgraph, libs/langgraph/tests/test_pregel.py (commit
+f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f). Ported: every test that builds a
+`StateGraph` (99 of 164; `test_multiple_subgraphs_mixed_state_graph` too: its root is a
+`StateGraph` whose nodes call `@entrypoint` graphs, which stay on LangGraph), in
+upstream order; bodies and LangGraph imports as upstream (unused imports dropped,
+`tests.` helpers made relative; one `parametrize` gives a param its xfail mark). Every
+ported test passes on plain LangGraph; the ones that fail through the bridge are strict
+xfails, reasons below the imports. Not ported:
+
+- functional API: `@entrypoint` builds a LangGraph `Pregel`, not a `StateGraph`, so the
+  routing fixture (which patches `StateGraph.compile`) would leave it on LangGraph
+  (`test_imp_nested`, `test_multiple_subgraphs_mixed_entrypoint`: a `StateGraph` called
+  from an `@entrypoint` root):
+  `test_request_drain_allows_inflight_call_scheduling`, `test_imp_task`,
+  `test_imp_nested`, `test_imp_stream_order`, `test_interrupt_functional`,
+  `test_interrupt_task_functional`, `test_falsy_return_from_task`,
+  `test_multiple_interrupts_functional`, `test_multiple_interrupts_functional_cache`,
+  `test_task_before_interrupt_resume`, `test_multiple_tasks_before_interrupt_resume`,
+  `test_no_redundant_put_writes_for_cached_task`,
+  `test_sync_streaming_with_functional_api`, `test_entrypoint_without_checkpointer`,
+  `test_entrypoint_stateful`, `test_entrypoint_stateful_update_state`,
+  `test_entrypoint_from_sync_generator`, `test_multiple_subgraphs_functional`,
+  `test_multiple_subgraphs_mixed_entrypoint`,
+  `test_entrypoint_output_schema_with_return_and_save`,
+  `test_entrypoint_with_return_and_save`,
+  `test_overriding_injectable_args_with_tasks`, `test_named_tasks_functional`,
+  `test_imp_exception`
+- low-level API (`Pregel`, `NodeBuilder`, channels; most also need `pytest-mock`'s
+  `mocker`, not installed here): no `StateGraph`, nothing for the routing to bridge:
+  `test_context_json_schema`, `test_invoke_single_process_in_out`,
+  `test_invoke_single_process_in_write_kwargs`,
+  `test_invoke_single_process_in_out_dict`,
+  `test_invoke_single_process_in_dict_out_dict`, `test_invoke_two_processes_in_out`,
+  `test_batch_two_processes_in_out`, `test_invoke_many_processes_in_out`,
+  `test_batch_many_processes_in_out`,
+  `test_invoke_two_processes_two_in_two_out_invalid`,
+  `test_invoke_two_processes_two_in_two_out_valid`, `test_invoke_checkpoint_two`,
+  `test_invoke_checkpoint_three`, `test_invoke_two_processes_two_in_join_two_out`,
+  `test_invoke_join_then_call_other_pregel`,
+  `test_invoke_two_processes_one_in_two_out`, `test_invoke_two_processes_no_out`,
+  `test_invoke_two_processes_no_in`, `test_channel_values`
+- syrupy snapshots (`snapshot` fixture; syrupy is not installed in this venv):
+  `test_conditional_entrypoint_to_multiple_state_graph`,
+  `test_conditional_state_graph_with_list_edge_inputs`,
+  `test_state_graph_w_config_inherited_state_keys`,
+  `test_conditional_entrypoint_graph_state`,
+  `test_in_one_fan_out_state_graph_waiting_edge`,
+  `test_in_one_fan_out_state_graph_defer_node`,
+  `test_in_one_fan_out_state_graph_waiting_edge_via_branch`,
+  `test_in_one_fan_out_state_graph_waiting_edge_custom_state_class_pydantic2`,
+  `test_simple_multi_edge`, `test_nested_graph_xray`, `test_nested_graph`,
+  `test_repeat_condition`, `test_xray_lance`, `test_xray_issue`, `test_xray_bool`,
+  `test_multiple_sinks_subgraphs`, `test_migration_graph`, `test_get_graph_loop`,
+  `test_get_graph_self_loop`, `test_get_graph_root_channel`,
+  `test_get_graph_nonterminal_last_step_source`
+- `test_tags_stream_mode_messages`: fails on plain LangGraph here: the installed
+  langchain-core puts `'langchain': '1.5.2'` in the `lc_versions` metadata (langchain is
+  installed), upstream expects `{'langchain-core': ...}` only.
+
+Fixtures (`conftest.py`): in-memory saver, cache and store only; sqlite/postgres/redis
+params of upstream's fixtures are not ported (no test needs a server or network).
+"""
 import enum
 import gc
 import logging
@@ -99,8 +162,51 @@ SUBGRAPH_IN_NODE = (
     "graphs), so get_state(subgraphs=True).tasks[0].state is None"
 )
 
+SAVER = (
+    "the test reads or changes the LangGraph saver given to compile() "
+    "(`checkpointer.get_tuple`/`list`/`delete_thread`, or a faulty saver that must "
+    "raise), which from_langgraph replaces on purpose by graphrun's own "
+    "InMemorySaver: the test's saver is never called and stays empty"
+)
+LANGGRAPH_ERRORS = (
+    "graphrun raises its own graphrun.errors.InvalidUpdateError / ParentCommand, "
+    "which are not LangGraph's langgraph.errors classes, so "
+    "pytest.raises(<LangGraph class>) does not catch them (the messages match)"
+)
+STORE = "store not passed through the bridge"
+CACHE = (
+    "node cache_policy / compile(cache=...): graphrun does not cache node results "
+    "(from_langgraph warns), so the node runs again and no "
+    "{'__metadata__': {'cached': True}} update is streamed"
+)
+DEBUG_SUBGRAPHS = (
+    "stream_mode='debug' around a subgraph node: the checkpoint event's task for the "
+    "subgraph has no 'state' (LangGraph gives the subgraph's checkpoint config, as "
+    "get_state_history does), and with subgraphs=True the subgraphs' own checkpoint "
+    "events are not streamed (only namespace ())"
+)
+SUBGRAPH_CALL_NS = (
+    "two LangGraph graphs invoked from one node's code, stream(subgraphs=True): the "
+    "second (no checkpointer of its own) streams under ('parent_node:<task id>',); "
+    "LangGraph numbers the repeated call: ('parent_node:<task id>', '1')"
+)
+CHECKPOINT_NS_IN_CONFIG = (
+    "a config whose configurable has checkpoint_ns 'ns-1' (no checkpointer) is refused: "
+    "InvalidUpdateError 'cannot run from a subgraph's own checkpoint'; LangGraph runs "
+    "it and copies the allow-listed configurable keys into the stream metadata"
+)
+MESSAGES_METADATA = (
+    "stream_mode='messages' metadata for a message a node returns lacks LangGraph's "
+    "'ls_integration': 'langgraph' and carries an extra 'checkpoint_ns' at the root"
+)
+MESSAGES_PARENT_COMMAND = (
+    "stream_mode='messages', subgraphs=True: the AIMessage a subgraph node wrote is not "
+    "streamed when the subgraph then leaves through Command(graph=Command.PARENT) "
+    "(nothing is streamed; LangGraph streams it once, under the subgraph's namespace)"
+)
 
 
+@pytest.mark.xfail(strict=True, reason=LANGGRAPH_ERRORS)
 def test_graph_validation() -> None:
     class State(TypedDict):
         hello: str
@@ -172,6 +278,7 @@ def test_graph_validation_with_command() -> None:
     assert graph.invoke({"foo": ""}) == {"foo": "bar", "bar": "baz"}
 
 
+@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_checkpoint_errors() -> None:
     class FaultyGetCheckpointer(InMemorySaver):
         def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -460,6 +567,7 @@ def test_run_from_checkpoint_id_retains_previous_writes(
     assert _get_tasks(new_history, 2) == _get_tasks(history, 0)
 
 
+@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_pending_writes_resume(
     sync_checkpointer: BaseCheckpointSaver, durability: Durability
 ) -> None:
@@ -1058,7 +1166,10 @@ def test_in_one_fan_out_state_graph_waiting_edge_plus_regular(
     ]
 
 
-@pytest.mark.parametrize("with_cache", [True, False])
+@pytest.mark.parametrize(
+    "with_cache",
+    [pytest.param(True, marks=pytest.mark.xfail(strict=True, reason=CACHE)), False],
+)
 def test_in_one_fan_out_state_graph_waiting_edge_multiple(
     with_cache: bool, cache: BaseCache
 ) -> None:
@@ -1378,6 +1489,7 @@ def test_subgraph_checkpoint_true(
         assert len(checkpoints) == 1
 
 
+@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_subgraph_durability_inherited(durability: Durability) -> None:
     sync_checkpointer = InMemorySaver()
 
@@ -1830,6 +1942,7 @@ def test_doubly_nested_graph_interrupts(
     ]
 
 
+@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_checkpoint_metadata(sync_checkpointer: BaseCheckpointSaver) -> None:
     """This test verifies that a run's configurable fields are merged with the
     previous checkpoint config for each step in the run.
@@ -1997,6 +2110,7 @@ def test_checkpoint_metadata(sync_checkpointer: BaseCheckpointSaver) -> None:
         assert chkpnt_tuple.metadata["test_config_4"] == "bar"
 
 
+@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_remove_message_via_state_update(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2056,6 +2170,7 @@ def test_remove_message_from_node():
     assert output[-1].content == "How can I help you?"
 
 
+@pytest.mark.xfail(strict=True, reason=STORE)
 def test_store_injected(
     sync_checkpointer: BaseCheckpointSaver, sync_store: BaseStore
 ) -> None:
@@ -2151,6 +2266,7 @@ def test_enum_node_names():
     assert graph.invoke({"foo": "hello"}) == {"foo": "hello", "bar": "hello!"}
 
 
+@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_debug_retry(sync_checkpointer: BaseCheckpointSaver):
     class State(TypedDict):
         messages: Annotated[list[str], operator.add]
@@ -2215,6 +2331,7 @@ def test_debug_retry(sync_checkpointer: BaseCheckpointSaver):
         assert stream_parent_conf == history_parent_conf
 
 
+@pytest.mark.xfail(strict=True, reason=DEBUG_SUBGRAPHS)
 def test_debug_subgraphs(
     sync_checkpointer: BaseCheckpointSaver, durability: Durability
 ):
@@ -2287,6 +2404,7 @@ def test_debug_subgraphs(
             assert stream_task.get("state") == history_task.state
 
 
+@pytest.mark.xfail(strict=True, reason=DEBUG_SUBGRAPHS)
 def test_debug_nested_subgraphs(
     sync_checkpointer: BaseCheckpointSaver, durability: Durability
 ):
@@ -3084,6 +3202,7 @@ def test_concurrent_execution_thread_safety():
         assert result["counter"] == 1
 
 
+@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_checkpoint_recovery(
     sync_checkpointer: BaseCheckpointSaver, durability: Durability
 ):
@@ -3655,6 +3774,7 @@ def test_multiple_subgraphs_mixed_state_graph(
     }
 
 
+@pytest.mark.xfail(strict=True, reason=SUBGRAPH_CALL_NS)
 def test_multiple_subgraphs_checkpointer(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -3731,6 +3851,7 @@ def test_multiple_subgraphs_checkpointer(
     ]
 
 
+@pytest.mark.xfail(strict=True, reason=CHECKPOINT_NS_IN_CONFIG)
 def test_configurable_propagates_to_stream_metadata() -> None:
     """Regression: thread_id, run_id, assistant_id, graph_id,
     and langgraph_auth_user_id from configurable must appear
@@ -3785,6 +3906,7 @@ def test_configurable_propagates_to_stream_metadata() -> None:
     assert "custom_setting" not in metadata
 
 
+@pytest.mark.xfail(strict=True, reason=MESSAGES_METADATA)
 def test_stream_mode_messages_command() -> None:
 
     def my_node(state):
@@ -4052,6 +4174,7 @@ def test_get_stream_writer() -> None:
     ]
 
 
+@pytest.mark.xfail(strict=True, reason=MESSAGES_PARENT_COMMAND)
 def test_stream_messages_dedupe_inputs() -> None:
 
     def call_model(state):
@@ -4089,6 +4212,7 @@ def test_stream_messages_dedupe_inputs() -> None:
     assert chunks[0][1]["langgraph_node"] == "call_model"
 
 
+@pytest.mark.xfail(strict=True, reason=MESSAGES_PARENT_COMMAND)
 def test_stream_messages_dedupe_state(sync_checkpointer: BaseCheckpointSaver) -> None:
 
     to_emit = [AIMessage("bye", id="1"), AIMessage("bye again", id="2")]
@@ -4697,6 +4821,7 @@ def test_pregel_loop_refcount():
         gc.enable()
 
 
+@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_bulk_state_updates(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -5121,6 +5246,7 @@ def test_parent_command_goto_deeply_nested(
     }
 
 
+@pytest.mark.xfail(strict=True, reason=LANGGRAPH_ERRORS)
 @pytest.mark.parametrize("with_timeout", [True, False])
 def test_timeout_with_parent_command(
     sync_checkpointer: BaseCheckpointSaver, with_timeout: bool
@@ -5970,6 +6096,7 @@ def test_overwrite_parallel(
     assert result == {"messages": ["b", "d"]}
 
 
+@pytest.mark.xfail(strict=True, reason=LANGGRAPH_ERRORS)
 @pytest.mark.parametrize("as_json", [False, True])
 def test_overwrite_parallel_error(
     sync_checkpointer: BaseCheckpointSaver, as_json: bool
