@@ -14,6 +14,7 @@ import queue
 import random
 import threading
 import time
+import typing
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
@@ -553,9 +554,17 @@ def _retry_delay(result: TaskResult, policies: Sequence[RetryPolicy], attempt: i
 
 def _json_schema(annotation: Any, title: str) -> dict[str, Any]:
     """An annotation's JSON Schema, titled as LangGraph titles a graph's input/output."""
-    from pydantic import TypeAdapter
+    from pydantic import PydanticUserError, TypeAdapter, create_model
 
-    schema: dict[str, Any] = TypeAdapter(annotation).json_schema()
+    try:
+        adapter: Any = TypeAdapter(annotation)
+    except PydanticUserError:  # a typing.TypedDict before Python 3.12: as a model of its keys
+        hints = typing.get_type_hints(annotation, include_extras=True)
+        optional: frozenset[str] = getattr(annotation, "__optional_keys__", frozenset())
+        adapter = TypeAdapter(create_model(  # type: ignore[call-overload]
+            getattr(annotation, "__name__", title),
+            **{k: (v, None if k in optional else ...) for k, v in hints.items()}))
+    schema: dict[str, Any] = adapter.json_schema()
     schema.setdefault("title", title)
     return schema
 

@@ -1,0 +1,106 @@
+"""build_app: the ASGI app, its middleware (auth, CORS) and the one place that maps
+graphrun's errors to HTTP."""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, Response
+from temporalio.service import RPCError
+
+from graphrun import errors
+from graphrun.client import GraphClient
+from graphrun.server import assistants, runs, threads
+from graphrun.server.context import Conflict, NotFound, Server
+
+# Headers a browser client must be allowed to read (LangGraph's SDK reads them).
+EXPOSED = ["Content-Location", "Location", "X-Pagination-Next"]
+
+
+def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
+              api_keys: Sequence[str] | None = None,
+              cors_origins: Sequence[str] = ()) -> FastAPI:
+    """The LangGraph Server API for `graphs` (graph id -> compiled graph) on `gc`'s Temporal.
+
+    `api_keys` (default: `GRAPHRUN_API_KEY`, comma-separated): every route but `/ok`
+    then needs one, as `x-api-key` or `Authorization: Bearer`.
+    """
+    app = FastAPI(title="graphrun", description="The LangGraph Server API, served from "
+                  "Temporal by graphrun.", version="0.1.0")
+    app.state.server = Server(gc, graphs)
+    keys = [k.strip() for k in (api_keys if api_keys is not None else
+                                os.environ.get("GRAPHRUN_API_KEY", "").split(",")) if k.strip()]
+    if keys:
+        app.middleware("http")(_auth(keys))
+    if cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins),
+                           allow_methods=["*"], allow_headers=["*"], expose_headers=EXPOSED)
+    for exc_type, status in _STATUS.items():
+        app.add_exception_handler(exc_type, _error(status))
+    app.add_exception_handler(RequestValidationError, _invalid)
+    app.add_exception_handler(RPCError, _temporal)
+
+    @app.get("/ok")
+    async def ok() -> dict[str, bool]:
+        return {"ok": True}
+
+    @app.get("/info")
+    async def info() -> dict[str, Any]:
+        return {"version": "0.1.0", "langgraph_py_version": None,
+                "flags": {"assistants": True, "crons": False, "langsmith": False,
+                          "strict_resume": True}}
+
+    app.include_router(assistants.router)
+    app.include_router(threads.router)
+    app.include_router(runs.router)
+    return app
+
+
+def _auth(keys: list[str]) -> Callable[..., Awaitable[Response]]:
+    async def check(request: Request, call_next: Callable[..., Awaitable[Response]]
+                    ) -> Response:
+        if request.url.path == "/ok" or request.method == "OPTIONS":
+            return await call_next(request)
+        given = request.headers.get("x-api-key") or ""
+        bearer = request.headers.get("authorization", "")
+        if bearer.lower().startswith("bearer "):
+            given = given or bearer[7:]
+        if not any(hmac.compare_digest(given.encode(), k.encode()) for k in keys):
+            return JSONResponse({"detail": "Missing or invalid API key: send x-api-key or "
+                                           "Authorization: Bearer."}, status_code=401)
+        return await call_next(request)
+
+    return check
+
+
+_STATUS: dict[type[Exception], int] = {
+    NotFound: 404, errors.GraphNotFoundError: 422, Conflict: 409,
+    errors.InvalidResumeError: 400, errors.EmptyInputError: 422,
+    errors.InvalidUpdateError: 422, errors.UndeclaredTypeError: 422,
+    errors.InputLimitError: 413, ValueError: 422,
+}
+
+
+def _error(status: int) -> Callable[[Request, Exception], Awaitable[Response]]:
+    async def handle(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"detail": str(exc)}, status_code=status)
+
+    return handle
+
+
+async def _invalid(request: Request, exc: Exception) -> Response:
+    detail: Any = str(exc)
+    if isinstance(exc, RequestValidationError):
+        detail = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""),
+                   "type": e.get("type", "")} for e in exc.errors()]
+    return JSONResponse({"detail": detail}, status_code=422)
+
+
+async def _temporal(request: Request, exc: Exception) -> Response:
+    return JSONResponse({"detail": f"Temporal did not answer: {exc}"}, status_code=503)

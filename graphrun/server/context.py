@@ -1,0 +1,43 @@
+"""What every handler shares: the Temporal client, the graphs served, the errors that
+become 404 and 409."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from graphrun import errors
+from graphrun.client import GraphClient
+
+
+class NotFound(LookupError):
+    """An unknown thread or run."""
+
+
+class Conflict(RuntimeError):
+    """A thread that exists already, or is busy."""
+
+
+
+class Server:
+    """What every handler needs: the Temporal client and the graphs served."""
+
+    def __init__(self, gc: GraphClient, graphs: Mapping[str, Any]) -> None:
+        self.gc = gc
+        self.graphs = dict(graphs)
+        self.started = datetime.now(UTC).isoformat()
+
+    def graph_of(self, assistant: str) -> str:
+        """The graph an `assistant_id` names: a graph id or its default assistant's id."""
+        from graphrun.server.shapes import assistant_id
+
+        if assistant in self.graphs:
+            return assistant
+        for g in self.graphs:
+            if assistant_id(g) == assistant:
+                return g
+        raise errors.GraphNotFoundError(f"Assistant {assistant!r} not found. Graphs served: "
+                                        f"{sorted(self.graphs)}.")
+
+

@@ -1,0 +1,95 @@
+"""graphrun's objects in the JSON shapes of LangGraph's server (langgraph-sdk's schema)."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from graphrun.types import Interrupt, StateSnapshot
+
+# LangGraph's server names a graph's default assistant uuid5(NAMESPACE_GRAPH, graph_id).
+NAMESPACE_GRAPH = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
+
+# graphrun's GraphStatus -> LangGraph's thread status.
+THREAD_STATUS = {"running": "busy", "interrupted": "interrupted", "failed": "error",
+                 "done": "idle", None: "idle"}
+GRAPH_STATUS = {v: k for k, v in THREAD_STATUS.items() if k is not None}
+
+
+def assistant_id(graph_id: str) -> str:
+    return str(uuid.uuid5(NAMESPACE_GRAPH, graph_id))
+
+
+def jsonable(value: Any) -> Any:
+    """State values as JSON: LangChain messages and pydantic models by `model_dump`."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, Interrupt):
+        return interrupt(value)
+    if hasattr(value, "model_dump"):
+        return jsonable(value.model_dump(mode="json"))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return jsonable(dataclasses.asdict(value))
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def interrupt(i: Interrupt) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": i.id, "value": jsonable(i.value)}
+    if i.response_schema is not None:
+        out["response_schema"] = i.response_schema
+    return out
+
+
+def assistant(graph_id: str, created_at: str) -> dict[str, Any]:
+    return {"assistant_id": assistant_id(graph_id), "graph_id": graph_id, "name": graph_id,
+            "description": None, "config": {}, "context": {}, "version": 1,
+            "metadata": {"created_by": "system"}, "created_at": created_at,
+            "updated_at": created_at}
+
+
+def checkpoint(config: Any) -> dict[str, Any] | None:
+    conf = (config or {}).get("configurable") or {}
+    if not conf.get("checkpoint_id"):
+        return None
+    return {"thread_id": conf.get("thread_id"), "checkpoint_ns": conf.get("checkpoint_ns", ""),
+            "checkpoint_id": conf["checkpoint_id"], "checkpoint_map": None}
+
+
+def state(snap: StateSnapshot) -> dict[str, Any]:
+    return {
+        "values": jsonable(snap.values), "next": list(snap.next),
+        "checkpoint": checkpoint(snap.config), "metadata": jsonable(snap.metadata or {}),
+        "created_at": snap.created_at, "parent_checkpoint": checkpoint(snap.parent_config),
+        "tasks": [{"id": t.id, "name": t.name, "path": jsonable(t.path),
+                   "error": jsonable(t.error) if t.error else None,
+                   "interrupts": [interrupt(i) for i in t.interrupts],
+                   "checkpoint": None, "state": None, "result": None}
+                  for t in snap.tasks],
+        "interrupts": [interrupt(i) for i in snap.interrupts]}
+
+
+def thread(thread_id: str, *, graph_id: str | None, status: str | None,
+           created_at: datetime | None, updated_at: datetime | None,
+           snap: StateSnapshot | None) -> dict[str, Any]:
+    now = datetime.now(UTC).isoformat()
+    metadata = ({"graph_id": graph_id, "assistant_id": assistant_id(graph_id)}
+                if graph_id else {})
+    interrupts: dict[str, list[dict[str, Any]]] = {}
+    for t in snap.tasks if snap else ():
+        if t.interrupts:
+            interrupts[t.id] = [interrupt(i) for i in t.interrupts]
+    error = next((t.error for t in (snap.tasks if snap else ()) if t.error), None)
+    return {"thread_id": thread_id,
+            "created_at": created_at.isoformat() if created_at else now,
+            "updated_at": updated_at.isoformat() if updated_at else now,
+            "metadata": metadata, "status": THREAD_STATUS.get(status, "idle"),
+            "values": jsonable(snap.values) if snap else None, "interrupts": interrupts,
+            "config": {}, "error": jsonable(error) if error else None}

@@ -1,0 +1,113 @@
+"""The LangGraph Server API through LangGraph's own Python SDK (langgraph-sdk)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.errors import NotFoundError
+
+from tests.server.conftest import _free_port  # noqa: F401  (the fixture's helper)
+
+PURCHASE = {"item": "GPU rental, 8 hours", "amount": 96.0, "status": "pending"}
+QUESTION = {"question": "Approve this purchase?", "item": "GPU rental, 8 hours",
+            "amount": 96.0}
+
+
+async def test_ok_info_and_assistants(api_url: str) -> None:
+    client = get_client(url=api_url)
+    async with httpx.AsyncClient(base_url=api_url) as http:
+        assert (await http.get("/ok")).json() == {"ok": True}
+        assert (await http.get("/info")).json()["flags"]["strict_resume"] is True
+    found = await client.assistants.search(graph_id="purchase")
+    assert [a["graph_id"] for a in found] == ["purchase"]
+    assert found[0]["metadata"] == {"created_by": "system"}
+    # LangGraph's server names a graph's default assistant uuid5(NAMESPACE_GRAPH, graph id).
+    assert found[0]["assistant_id"] == str(uuid.uuid5(
+        uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "purchase"))
+    assert (await client.assistants.get(found[0]["assistant_id"]))["graph_id"] == "purchase"
+    schemas = await client.assistants.get_schemas("purchase")
+    assert "amount" in schemas["input_schema"]["properties"]
+
+
+async def test_approval_found_by_status_and_resumed(api_url: str) -> None:
+    client = get_client(url=api_url)
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    assert thread["status"] == "idle"
+    out = await client.runs.wait(tid, "purchase", input=PURCHASE)
+    assert out["__interrupt__"][0]["value"] == QUESTION
+    interrupt_id = out["__interrupt__"][0]["id"]
+
+    found = await client.threads.search(status="interrupted",
+                                        metadata={"graph_id": "purchase"}, limit=100)
+    mine = next(t for t in found if t["thread_id"] == tid)
+    assert mine["metadata"]["graph_id"] == "purchase"
+    (task_id, questions), = mine["interrupts"].items()
+    assert questions == [{"id": interrupt_id, "value": QUESTION}]
+
+    state = await client.threads.get_state(tid)
+    assert state["next"] == ["request_approval"]
+    assert state["interrupts"][0]["id"] == interrupt_id
+
+    done = await client.runs.wait(tid, "purchase", command={"resume": {interrupt_id: True}})
+    assert done == {**PURCHASE, "status": "charged"}
+    assert (await client.threads.get(tid))["status"] == "idle"
+    history = await client.threads.get_history(tid, limit=3)
+    assert history[0]["values"]["status"] == "charged"
+    assert len(history) == 3
+
+
+async def test_stream_values_and_updates(api_url: str) -> None:
+    client = get_client(url=api_url)
+    tid = (await client.threads.create())["thread_id"]
+    events = [(p.event, p.data) async for p in client.runs.stream(
+        tid, "purchase", input=PURCHASE, stream_mode=["values", "updates"])]
+    assert events[0][0] == "metadata" and "run_id" in events[0][1]
+    kinds = [e for e, _ in events[1:]]
+    assert set(kinds) == {"values", "updates"}
+    assert events[-1][1]["__interrupt__"][0]["value"] == QUESTION
+    after = [(p.event, p.data) async for p in client.runs.stream(
+        tid, "purchase", command={"resume": True}, stream_mode="updates")]
+    assert after[1:] == [("updates", {"request_approval": {"status": "approved"}}),
+                         ("updates", {"charge_card": {"status": "charged"}})]
+
+
+async def test_agent_approval_through_the_sdk(api_url: str) -> None:
+    """LangChain's create_agent, its question answered as Agent Inbox answers it."""
+    client = get_client(url=api_url)
+    tid = (await client.threads.create())["thread_id"]
+    out = await client.runs.wait(tid, "agent", input={
+        "messages": [{"role": "user", "content": "Pay INV-7 from ACME, 1200 EUR"}]})
+    request = out["__interrupt__"][0]["value"]
+    assert request["action_requests"][0]["name"] == "pay_invoice"
+    done = await client.runs.wait(tid, "agent", command={
+        "resume": {"decisions": [{"type": "approve"}]}})
+    assert done["messages"][-1]["type"] == "ai"
+    assert done["messages"][-1]["content"].endswith("Paid INV-7: 1200.00 EUR")
+
+
+async def test_errors(api_url: str) -> None:
+    client = get_client(url=api_url)
+    with pytest.raises(NotFoundError):
+        await client.threads.get(f"missing-{uuid.uuid4()}")
+    async with httpx.AsyncClient(base_url=api_url) as http:
+        r = await http.post("/threads/x/runs/wait", json={"assistant_id": "nope"})
+        assert r.status_code == 422 and "nope" in r.json()["detail"]
+        r = await http.post("/threads/x/runs/wait", content=b"{not json")
+        assert r.status_code == 422
+        tid = str(uuid.uuid4())
+        r = await http.post(f"/threads/{tid}/runs/wait",
+                            json={"assistant_id": "purchase", "command": {"resume": True}})
+        assert r.status_code == 400  # strict resume: nothing to answer
+        r = await http.post("/threads/search", json={"metadata": {"owner": "x"}})
+        assert r.status_code == 422
+
+
+async def test_stateless_run(api_url: str) -> None:
+    client = get_client(url=api_url)
+    out: Any = await client.runs.wait(None, "purchase", input=PURCHASE)
+    assert out["__interrupt__"][0]["value"] == QUESTION
