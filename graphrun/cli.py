@@ -156,9 +156,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     worker = sub.add_parser("worker", parents=[conn], help="run a worker serving graphs",
                             description="Serve graphs on a task queue until Ctrl-C/SIGTERM.")
-    worker.add_argument("--graph", action="append", required=True, metavar="MODULE:ATTR",
+    worker.add_argument("--graph", action="append", default=None, metavar="MODULE:ATTR",
                         help="a compiled graph (served under its .name) or a dict of graphs "
                              "(repeatable)")
+    worker.add_argument("--config", default=None, metavar="FILE",
+                        help="LangGraph CLI's langgraph.json: serve the graphs it names")
+
+    srv = sub.add_parser("serve", parents=[conn], help="serve the LangGraph Server API",
+                         description="The LangGraph Server API over Temporal (LangGraph's "
+                                     "SDKs, Agent Inbox); workers run the graphs.")
+    srv.add_argument("--config", default=None, metavar="FILE",
+                     help="LangGraph CLI's langgraph.json (default ./langgraph.json)")
+    srv.add_argument("--graph", action="append", default=None, metavar="MODULE:ATTR",
+                     help="a graph to serve, as for `graphrun worker` (repeatable)")
+    srv.add_argument("--host", default="127.0.0.1")
+    srv.add_argument("--port", type=int, default=2024)
+    srv.add_argument("--cors-origin", action="append", default=None, metavar="ORIGIN",
+                     help="a browser origin allowed to call the API (repeatable)")
 
     inv = sub.add_parser("invoke", parents=[conn], help="run a thread until it pauses or ends")
     inv.add_argument("graph", metavar="GRAPH", help="registered graph name")
@@ -657,8 +671,46 @@ async def _serve(client: Any, graphs: Mapping[str, Any], task_queue: str,
     await run
 
 
+def _graphs(args: argparse.Namespace, *, default_config: bool = False) -> dict[str, Any]:
+    """--graph and --config (a langgraph.json; ./langgraph.json if asked and present)."""
+    config = args.config or ("langgraph.json" if default_config and not args.graph
+                             and os.path.exists("langgraph.json") else None)
+    graphs = load_graphs(args.graph) if args.graph else {}
+    if config:
+        from graphrun.server.config import ConfigError, load_config
+
+        try:
+            graphs.update(load_config(config))
+        except ConfigError as exc:
+            raise CLIError(f"--config {config}: {exc}", 2) from None
+    if not graphs:
+        raise CLIError("no graphs: pass --graph MODULE:ATTR or --config langgraph.json", 2)
+    return graphs
+
+
+async def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from graphrun.server import build_app
+    except ImportError as exc:
+        raise CLIError(f"graphrun serve needs the server extra ({exc}): "
+                       f"pip install 'graphrun[server]'", 2) from None
+    graphs = _graphs(args, default_config=True)
+    conn = _connection(args)
+    gc = await _connect(conn)
+    app = build_app(gc, graphs, cors_origins=args.cors_origin or ())
+    _print([f"graphrun serve on http://{args.host}:{args.port} (Temporal {conn.address}, "
+            f"task queue {conn.task_queue})", f"graphs: {', '.join(sorted(graphs))}",
+            "the graphs run on workers: graphrun worker --config/--graph"])
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
+                                           log_level="warning"))
+    await server.serve()
+    return 0
+
+
 async def cmd_worker(args: argparse.Namespace) -> int:
-    graphs = load_graphs(args.graph)
+    graphs = _graphs(args)
     conn = _connection(args)
     stop = _stop_event()
     gc = await _connect(conn)
@@ -778,6 +830,7 @@ _COMMANDS = {
     "codec-server": cmd_codec_server,
     "dev": cmd_dev,
     "worker": cmd_worker,
+    "serve": cmd_serve,
     "invoke": cmd_invoke,
     "resume": cmd_resume,
     "state": cmd_state,

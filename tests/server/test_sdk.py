@@ -10,8 +10,6 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError
 
-from tests.server.conftest import _free_port  # noqa: F401  (the fixture's helper)
-
 PURCHASE = {"item": "GPU rental, 8 hours", "amount": 96.0, "status": "pending"}
 QUESTION = {"question": "Approve this purchase?", "item": "GPU rental, 8 hours",
             "amount": 96.0}
@@ -46,11 +44,12 @@ async def test_approval_found_by_status_and_resumed(api_url: str) -> None:
                                         metadata={"graph_id": "purchase"}, limit=100)
     mine = next(t for t in found if t["thread_id"] == tid)
     assert mine["metadata"]["graph_id"] == "purchase"
-    (task_id, questions), = mine["interrupts"].items()
+    (task_id, questions), = mine["interrupts"].items()  # keyed by task id
     assert questions == [{"id": interrupt_id, "value": QUESTION}]
 
     state = await client.threads.get_state(tid)
     assert state["next"] == ["request_approval"]
+    assert state["tasks"][0]["id"] == task_id
     assert state["interrupts"][0]["id"] == interrupt_id
 
     done = await client.runs.wait(tid, "purchase", command={"resume": {interrupt_id: True}})

@@ -1,0 +1,78 @@
+"""LangGraph CLI's `langgraph.json`: `{"graphs": {"<graph id>": "./file.py:attr" |
+"module:attr"}, "env": ".env" | {...}}`, paths relative to the file."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A langgraph.json that cannot be read, or names a graph that cannot be loaded."""
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """The graphs a langgraph.json names, by graph id (LangGraph objects converted)."""
+    from graphrun.worker import as_graphrun
+
+    file = Path(path)
+    try:
+        config = json.loads(file.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{file}: cannot read it as JSON: {exc}") from None
+    if not isinstance(config, dict) or not isinstance(config.get("graphs"), dict):
+        raise ConfigError(f'{file}: expected {{"graphs": {{"<graph id>": "./file.py:attr"}}}}.')
+    _load_env(file.parent, config.get("env"))
+    graphs: dict[str, Any] = {}
+    for graph_id, ref in config["graphs"].items():
+        obj = _load(file.parent, graph_id, ref)
+        graphs[graph_id] = as_graphrun(obj, graph_id) if not hasattr(obj, "spec") else obj
+    return graphs
+
+
+def _load(base: Path, graph_id: str, ref: Any) -> Any:
+    target = ref.get("path") if isinstance(ref, dict) else ref
+    if not isinstance(target, str) or ":" not in target:
+        raise ConfigError(f"graph {graph_id!r}: expected './file.py:attr' or 'module:attr', "
+                          f"got {ref!r}.")
+    where, attr = target.rsplit(":", 1)
+    if where.endswith(".py") or "/" in where:
+        file = (base / where).resolve()
+        spec = importlib.util.spec_from_file_location(f"langgraph_json_{graph_id}", file)
+        if spec is None or spec.loader is None or not file.exists():
+            raise ConfigError(f"graph {graph_id!r}: no Python file {file}.")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        if str(file.parent) not in sys.path:
+            sys.path.insert(0, str(file.parent))
+        spec.loader.exec_module(module)
+    else:
+        if str(base) not in sys.path:
+            sys.path.insert(0, str(base))
+        module = importlib.import_module(where)
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ConfigError(f"graph {graph_id!r}: {where} has no attribute {attr!r}.")
+        obj = getattr(obj, part)
+    return obj
+
+
+def _load_env(base: Path, env: Any) -> None:
+    if isinstance(env, dict):
+        for k, v in env.items():
+            os.environ.setdefault(str(k), str(v))
+    elif isinstance(env, str):
+        file = base / env
+        if not file.exists():
+            return
+        for line in file.read_text().splitlines():
+            line = line.strip()
+            if line and not line.startswith("#") and "=" in line:
+                k, _, v = line.partition("=")
+                os.environ.setdefault(k.strip(), v.strip().strip('"').strip("'"))
