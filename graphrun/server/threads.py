@@ -141,6 +141,17 @@ async def state(thread_id: str, request: Request, subgraphs: bool = False
     return await _state(request, thread_id, None)
 
 
+class StateAt(BaseModel):
+    checkpoint: dict[str, Any] | None = None
+    subgraphs: bool = False
+
+
+@router.post("/threads/{thread_id}/state/checkpoint")
+async def state_at_checkpoint(thread_id: str, body: StateAt, request: Request
+                              ) -> dict[str, Any]:
+    return await _state(request, thread_id, (body.checkpoint or {}).get("checkpoint_id"))
+
+
 @router.get("/threads/{thread_id}/state/{checkpoint_id}")
 async def state_at(thread_id: str, checkpoint_id: str, request: Request) -> dict[str, Any]:
     return await _state(request, thread_id, checkpoint_id)

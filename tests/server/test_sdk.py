@@ -110,3 +110,18 @@ async def test_stateless_run(api_url: str) -> None:
     client = get_client(url=api_url)
     out: Any = await client.runs.wait(None, "purchase", input=PURCHASE)
     assert out["__interrupt__"][0]["value"] == QUESTION
+
+
+async def test_langgraph_remote_graph(api_url: str) -> None:
+    """LangGraph's own RemoteGraph(url=...) drives a graphrun thread."""
+    from langgraph.pregel.remote import RemoteGraph
+    from langgraph.types import Command
+
+    remote = RemoteGraph("purchase", url=api_url)
+    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    out = await remote.ainvoke(PURCHASE, config)
+    assert out["__interrupt__"][0]["value"] == QUESTION  # as from LangGraph's server: JSON
+    state = await remote.aget_state(config)
+    assert state.next == ("request_approval",)
+    done = await remote.ainvoke(Command(resume=True), config)
+    assert done == {**PURCHASE, "status": "charged"}
