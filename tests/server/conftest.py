@@ -11,7 +11,10 @@ from typing import Any
 
 import pytest
 
+from typing_extensions import TypedDict
+
 from examples import agent_approval, purchase
+from graphrun import START, StateGraph
 
 
 def _free_port() -> int:
@@ -20,7 +23,18 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-GRAPHS = {"purchase": purchase.graph, "agent": agent_approval.agent}
+def _broken(state: dict) -> dict:
+    raise ValueError("card declined")
+
+
+class _Order(TypedDict):
+    item: str
+
+
+broken = (StateGraph(_Order).add_node("charge", _broken).add_edge(START, "charge")
+          .compile(name="broken"))
+
+GRAPHS = {"purchase": purchase.graph, "agent": agent_approval.agent, "broken": broken}
 
 
 @pytest.fixture(scope="session")
@@ -34,7 +48,8 @@ async def api_url(temporal_client: Any) -> AsyncIterator[str]:
     queue = f"server-{uuid.uuid4()}"
     worker = create_worker(temporal_client, GRAPHS, task_queue=queue)
     app = build_app(GraphClient(temporal_client, task_queue=queue),
-                    {"purchase": purchase.graph, "agent": agent_approval.graph})
+                    {"purchase": purchase.graph, "agent": agent_approval.graph,
+                     "broken": broken})
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
                                            log_level="warning", lifespan="off"))

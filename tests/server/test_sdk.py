@@ -125,3 +125,32 @@ async def test_langgraph_remote_graph(api_url: str) -> None:
     assert state.next == ("request_approval",)
     done = await remote.ainvoke(Command(resume=True), config)
     assert done == {**PURCHASE, "status": "charged"}
+
+
+async def test_stream_messages_tuple(api_url: str) -> None:
+    client = get_client(url=api_url)
+    tid = (await client.threads.create())["thread_id"]
+    events = [(p.event, p.data) async for p in client.runs.stream(
+        tid, "agent", input={"messages": [{"role": "user", "content": "Hello"}]},
+        stream_mode="messages-tuple")]
+    assert events[0][0] == "metadata"
+    chunks = [d for e, d in events if e == "messages"]
+    message, metadata = chunks[-1]
+    assert message["content"] == "Which invoice should I pay?"
+    assert metadata["langgraph_node"] == "model"
+
+
+async def test_a_failing_node(api_url: str) -> None:
+    """LangGraph's shapes: `wait` answers 200 with `__error__`, the thread is `error`,
+    `stream` ends with an `error` event."""
+    client = get_client(url=api_url)
+    tid = (await client.threads.create())["thread_id"]
+    with pytest.raises(Exception, match="ValueError: card declined"):  # the SDK raises it
+        await client.runs.wait(tid, "broken", input={"item": "pen"})
+    out = await client.runs.wait(tid, "broken", input=None, raise_error=False)
+    assert out == {"__error__": {"error": "ValueError", "message": "card declined"}}
+    assert (await client.threads.get(tid))["status"] == "error"
+    tid = (await client.threads.create())["thread_id"]
+    events = [(p.event, p.data) async for p in client.runs.stream(
+        tid, "broken", input={"item": "pen"})]
+    assert events[-1] == ("error", {"error": "ValueError", "message": "card declined"})
