@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-
 from typing_extensions import TypedDict
 
 from examples import agent_approval, purchase
