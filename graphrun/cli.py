@@ -150,6 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"task queue (env GRAPHRUN_TASK_QUEUE, default {DEFAULT_TASK_QUEUE})")
     dev.add_argument("--namespace", default=None,
                      help=f"namespace (env TEMPORAL_NAMESPACE, default {DEFAULT_NAMESPACE})")
+    dev.add_argument("--config", default=None, metavar="FILE",
+                     help="LangGraph CLI's langgraph.json (default ./langgraph.json if present, "
+                          "else the examples)")
+    dev.add_argument("--api-port", type=int, default=2024,
+                     help="port of the LangGraph Server API on 127.0.0.1 (default 2024)")
+    dev.add_argument("--no-api", action="store_true", help="do not serve the HTTP API")
     dev.add_argument("--ui-codec-endpoint", default=None, metavar="URL",
                      help="codec server the Web UI decodes payloads with, e.g. "
                           "http://localhost:8081 (see `graphrun codec-server`)")
@@ -739,7 +745,8 @@ def _storage_line(payload_dir: str | None) -> str:
 async def cmd_dev(args: argparse.Namespace) -> int:
     from graphrun.devserver import DevServer, default_payload_dir
 
-    graphs = load_graphs(args.graph) if args.graph else example_graphs()
+    configured = args.graph or args.config or os.path.exists("langgraph.json")
+    graphs = _graphs(args, default_config=True) if configured else example_graphs()
     if not graphs:
         raise CLIError("no graphs to serve: the examples package is not importable from "
                        f"{os.getcwd()}; pass --graph module:attr")
@@ -784,13 +791,43 @@ async def cmd_dev(args: argparse.Namespace) -> int:
         if payload_dir and payload_dir != _payload_dir_env():
             # Other commands read a large state from the same files.
             lines.append(f"export GRAPHRUN_PAYLOAD_DIR={payload_dir}")
+        api = None if args.no_api else _api(gc, graphs, args.api_port, lines)
         lines.append("ready; Ctrl-C to stop")
         _print(lines)
-        await _serve(gc.client, graphs, task_queue, stop)
+        try:
+            await _serve(gc.client, graphs, task_queue, stop)
+        finally:
+            if api is not None:
+                api[0].should_exit = True
+                await asyncio.gather(api[1], return_exceptions=True)
     finally:
         await asyncio.to_thread(server.stop)
     _print(["stopped"])
     return 0
+
+
+def _api(gc: Any, graphs: Mapping[str, Any], port: int, lines: list[str]) -> Any:
+    """The LangGraph Server API next to the dev worker, if the server extra is there."""
+    try:
+        import uvicorn
+
+        from graphrun.server import build_app
+    except ImportError:
+        lines.append("LangGraph Server API: off (pip install 'graphrun[server]')")
+        return None
+    app = build_app(gc, graphs, cors_localhost=True)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_level="warning", lifespan="off"))
+
+    async def serve() -> None:
+        try:
+            await server.serve()
+        except (SystemExit, OSError):  # the port is taken: the worker goes on without it
+            print(f"graphrun dev: the API could not listen on port {port}; pass --api-port",
+                  file=sys.stderr)
+
+    lines.append(f"LangGraph Server API: http://127.0.0.1:{port} (docs at /docs)")
+    return server, asyncio.ensure_future(serve())
 
 
 async def cmd_codec_server(args: argparse.Namespace) -> int:

@@ -25,11 +25,13 @@ EXPOSED = ["Content-Location", "Location", "X-Pagination-Next"]
 
 def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
               api_keys: Sequence[str] | None = None,
-              cors_origins: Sequence[str] = ()) -> FastAPI:
+              cors_origins: Sequence[str] = (), cors_localhost: bool = False) -> FastAPI:
     """The LangGraph Server API for `graphs` (graph id -> compiled graph) on `gc`'s Temporal.
 
     `api_keys` (default: `GRAPHRUN_API_KEY`, comma-separated): every route but `/ok`
-    then needs one, as `x-api-key` or `Authorization: Bearer`.
+    then needs one, as `x-api-key` or `Authorization: Bearer`. `cors_origins` (and
+    `cors_localhost`, any port on localhost, for `graphrun dev`) may call it from a
+    browser.
     """
     app = FastAPI(title="graphrun", description="The LangGraph Server API, served from "
                   "Temporal by graphrun.", version="0.1.0")
@@ -38,8 +40,10 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
                                 os.environ.get("GRAPHRUN_API_KEY", "").split(",")) if k.strip()]
     if keys:
         app.middleware("http")(_auth(keys))
-    if cors_origins:
+    if cors_origins or cors_localhost:  # a browser app (Agent Inbox) calls from its origin
         app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins),
+                           allow_origin_regex=(r"http://(localhost|127\.0\.0\.1)(:\d+)?"
+                                               if cors_localhost else None),
                            allow_methods=["*"], allow_headers=["*"], expose_headers=EXPOSED)
     for exc_type, status in _STATUS.items():
         app.add_exception_handler(exc_type, _error(status))
