@@ -36,6 +36,22 @@ broken = (StateGraph(_Order).add_node("charge", _broken).add_edge(START, "charge
 GRAPHS = {"purchase": purchase.graph, "agent": agent_approval.agent, "broken": broken}
 
 
+async def _polling(client: Any, queue: str) -> None:
+    """Wait for the worker to poll its queue: until then Temporal refuses an update with
+    "no poller seen" (the API would answer 503, as it should with no worker)."""
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+
+    for _ in range(200):
+        found = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
+            namespace=client.namespace, task_queue=TaskQueue(name=queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW))
+        if found.pollers:
+            return
+        await asyncio.sleep(0.05)
+
+
 @pytest.fixture(scope="session")
 async def api_url(temporal_client: Any) -> AsyncIterator[str]:
     import uvicorn
@@ -53,6 +69,7 @@ async def api_url(temporal_client: Any) -> AsyncIterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
                                            log_level="warning", lifespan="off"))
     async with worker:
+        await _polling(temporal_client, queue)
         serving = asyncio.create_task(server.serve())
         while not server.started:
             await asyncio.sleep(0.02)

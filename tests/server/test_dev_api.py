@@ -12,8 +12,9 @@ from pathlib import Path
 
 import httpx
 from langgraph_sdk import get_client
+from temporalio.client import Client
 
-from tests.server.conftest import _free_port
+from tests.server.conftest import _free_port, _polling
 
 ROOT = Path(__file__).parents[2]
 
@@ -21,12 +22,12 @@ ROOT = Path(__file__).parents[2]
 async def test_dev_serves_the_api(tmp_path: Path) -> None:
     config = tmp_path / "langgraph.json"
     config.write_text(json.dumps({"graphs": {"purchase": "examples.purchase:graph"}}))
-    api_port = _free_port()
+    api_port, temporal_port = _free_port(), _free_port()
     dev = subprocess.Popen(
-        [sys.executable, "-m", "graphrun.cli", "dev", "--no-ui", "--port", str(_free_port()),
+        [sys.executable, "-m", "graphrun.cli", "dev", "--no-ui", "--port", str(temporal_port),
          "--state-dir", str(tmp_path / "state"), "--config", str(config),
          "--api-port", str(api_port)],
-        cwd=ROOT, env={**os.environ, "GRAPHRUN_API_KEY": ""},
+        cwd=ROOT, env={**os.environ, "GRAPHRUN_API_KEY": "", "GRAPHRUN_TASK_QUEUE": "graphrun"},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{api_port}"
     try:
@@ -41,6 +42,8 @@ async def test_dev_serves_the_api(tmp_path: Path) -> None:
             pre = await http.options("/threads/search", headers={
                 "Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST"})
             assert pre.headers["access-control-allow-origin"] == "http://localhost:3000"
+        temporal = await Client.connect(f"127.0.0.1:{temporal_port}")
+        await _polling(temporal, "graphrun")
         client = get_client(url=url)
         assert [a["graph_id"] for a in await client.assistants.search()] == ["purchase"]
         tid = (await client.threads.create())["thread_id"]

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 from langgraph_sdk import get_client
 
-from tests.server.conftest import _free_port
+from tests.server.conftest import _free_port, _polling
 
 ROOT = Path(__file__).parents[2]
 
@@ -40,7 +40,8 @@ async def _up(url: str, proc: subprocess.Popen[bytes]) -> None:
     raise AssertionError("the API did not come up")
 
 
-async def test_serve_and_worker_from_langgraph_json(dev_server: Any, tmp_path: Path) -> None:
+async def test_serve_and_worker_from_langgraph_json(dev_server: Any, temporal_client: Any,
+                                                    tmp_path: Path) -> None:
     (tmp_path / "agents.py").write_text(
         "from examples.agent_approval import agent  # LangChain's own object\n")
     config = tmp_path / "langgraph.json"
@@ -51,6 +52,7 @@ async def test_serve_and_worker_from_langgraph_json(dev_server: Any, tmp_path: P
     worker = _start("worker", "--config", str(config), env=conn)
     procs = [worker]
     try:
+        await _polling(temporal_client, queue)
         port = _free_port()
         url = f"http://127.0.0.1:{port}"
         keyed = {**conn, "GRAPHRUN_API_KEY": "old-key,new-key"}
