@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -52,27 +53,57 @@ async def _polling(client: Any, queue: str) -> None:
         await asyncio.sleep(0.05)
 
 
+class _ApiHost:
+    """A worker and the API server on an event loop of their own, in a daemon thread, so
+    the tests' own loop (and its other workers) never starve them."""
+
+    def __init__(self, address: str) -> None:
+        self.port = _free_port()
+        self.queue = f"server-{uuid.uuid4()}"
+        self._ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(address,), daemon=True)
+        self._thread.start()
+        if not self._ready.wait(60) or self._error is not None:
+            raise RuntimeError(f"the API host did not start: {self._error!r}")
+
+    def _run(self, address: str) -> None:
+        try:
+            self._loop.run_until_complete(self._main(address))
+        except BaseException as exc:
+            self._error = exc
+            self._ready.set()
+
+    async def _main(self, address: str) -> None:
+        import uvicorn
+        from temporalio.client import Client
+
+        from graphrun.client import GraphClient, data_converter
+        from graphrun.server import build_app
+        from graphrun.worker import create_worker
+
+        client = await Client.connect(address, data_converter=data_converter)
+        app = build_app(GraphClient(client, task_queue=self.queue),
+                        {"purchase": purchase.graph, "agent": agent_approval.graph,
+                         "broken": broken})
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
+                                                    log_level="warning", lifespan="off"))
+        async with create_worker(client, GRAPHS, task_queue=self.queue):
+            await _polling(client, self.queue)
+            serving = asyncio.ensure_future(self.server.serve())
+            while not self.server.started and not serving.done():
+                await asyncio.sleep(0.02)
+            self._ready.set()
+            await serving
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(setattr, self.server, "should_exit", True)
+        self._thread.join(30)
+
+
 @pytest.fixture(scope="session")
-async def api_url(temporal_client: Any) -> AsyncIterator[str]:
-    import uvicorn
-
-    from graphrun.client import GraphClient
-    from graphrun.server import build_app
-    from graphrun.worker import create_worker
-
-    queue = f"server-{uuid.uuid4()}"
-    worker = create_worker(temporal_client, GRAPHS, task_queue=queue)
-    app = build_app(GraphClient(temporal_client, task_queue=queue),
-                    {"purchase": purchase.graph, "agent": agent_approval.graph,
-                     "broken": broken})
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))
-    async with worker:
-        await _polling(temporal_client, queue)
-        serving = asyncio.create_task(server.serve())
-        while not server.started:
-            await asyncio.sleep(0.02)
-        yield f"http://127.0.0.1:{port}"
-        server.should_exit = True
-        await serving
+def api_url(dev_server: Any) -> Iterator[str]:
+    host = _ApiHost(dev_server.address)
+    yield f"http://127.0.0.1:{host.port}"
+    host.close()
