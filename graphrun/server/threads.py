@@ -62,15 +62,22 @@ async def describe(gc: GraphClient, thread_id: str) -> Any:
         raise
 
 
-async def read(server: Any, thread_id: str) -> dict[str, Any]:
-    """The thread as LangGraph's server shows it."""
+async def read(server: Any, thread_id: str, *, listed: bool = False) -> dict[str, Any]:
+    """The thread as LangGraph's server shows it. Its values and questions come from a
+    query, which needs a worker: a thread `listed` by a search whose worker is down is
+    shown without them rather than failing the whole search."""
     desc = await describe(server.gc, thread_id)
     attrs = desc.typed_search_attributes
     graph_id = attrs.get(GRAPH_NAME)
     status = attrs.get(GRAPH_STATUS)
     if status == "running" and desc.status != WorkflowExecutionStatus.RUNNING:
         status = "done"
-    snap = await server.gc.graph(graph_id or "").aget_state(_cfg(thread_id))
+    try:
+        snap = await server.gc.graph(graph_id or "").aget_state(_cfg(thread_id))
+    except RPCError:
+        if not listed:
+            raise
+        snap = None
     return shapes.thread(thread_id, graph_id=graph_id, status=status,
                          created_at=desc.start_time, updated_at=desc.close_time or
                          desc.execution_time, snap=snap)
@@ -132,7 +139,7 @@ async def search(body: ThreadSearch, request: Request) -> list[dict[str, Any]]:
         status=shapes.GRAPH_STATUS.get(body.status) if body.status else None,
         graph=graph_id, limit=body.offset + body.limit if not body.ids else 1000)
     ids = [r.thread_id for r in rows if not body.ids or r.thread_id in body.ids]
-    return [await read(server, t) for t in ids[body.offset:body.offset + body.limit]]
+    return [await read(server, t, listed=True) for t in ids[body.offset:body.offset + body.limit]]
 
 
 @router.get("/threads/{thread_id}/state")
