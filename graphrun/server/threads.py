@@ -124,17 +124,37 @@ async def delete(thread_id: str, request: Request) -> Response:
     return Response(status_code=204)
 
 
+class ThreadCount(BaseModel):
+    metadata: dict[str, Any] | None = None
+    status: Literal["idle", "busy", "interrupted", "error"] | None = None
+
+
+@router.post("/threads/count")
+async def count(body: ThreadCount, request: Request) -> int:
+    server = request.app.state.server
+    rows = await server.gc.list_threads(
+        status=shapes.GRAPH_STATUS.get(body.status) if body.status else None,
+        graph=_graph_filter(server, body.metadata), limit=10_000)
+    return len(rows)
+
+
+def _graph_filter(server: Any, metadata: dict[str, Any] | None) -> str | None:
+    """The graph a thread filter names; the only metadata threads keep is their graph."""
+    metadata = metadata or {}
+    unknown = set(metadata) - {"graph_id", "assistant_id"}
+    if unknown:
+        raise ValueError(f"threads can be filtered by metadata graph_id and assistant_id "
+                         f"only, not {sorted(unknown)}.")
+    graph_id: str | None = metadata.get("graph_id")
+    if graph_id is None and metadata.get("assistant_id"):
+        graph_id = server.graph_of(metadata["assistant_id"])
+    return graph_id
+
+
 @router.post("/threads/search")
 async def search(body: ThreadSearch, request: Request) -> list[dict[str, Any]]:
     server = request.app.state.server
-    metadata = body.metadata or {}
-    graph_id = metadata.get("graph_id")
-    if graph_id is None and metadata.get("assistant_id"):
-        graph_id = server.graph_of(metadata["assistant_id"])
-    unknown = set(metadata) - {"graph_id", "assistant_id"}
-    if unknown:
-        raise ValueError(f"threads can be searched by metadata graph_id and assistant_id "
-                         f"only, not {sorted(unknown)}.")
+    graph_id = _graph_filter(server, body.metadata)
     rows = await server.gc.list_threads(
         status=shapes.GRAPH_STATUS.get(body.status) if body.status else None,
         graph=graph_id, limit=body.offset + body.limit if not body.ids else 1000)

@@ -43,6 +43,8 @@ async def test_approval_found_by_status_and_resumed(api_url: str) -> None:
     found = await client.threads.search(status="interrupted",
                                         metadata={"graph_id": "purchase"}, limit=100)
     mine = next(t for t in found if t["thread_id"] == tid)
+    assert await client.threads.count(status="interrupted",
+                                      metadata={"graph_id": "purchase"}) >= 1
     assert mine["metadata"]["graph_id"] == "purchase"
     (task_id, questions), = mine["interrupts"].items()  # keyed by task id
     assert questions == [{"id": interrupt_id, "value": QUESTION}]
