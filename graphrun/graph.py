@@ -212,6 +212,7 @@ class StateGraph:
             injects=() if is_sub else injected(action),
             is_async=False if is_sub else _is_async(action), is_subgraph=is_sub,
             defer=bool(kwargs.get("defer")), reads_state=getattr(action, "reads_state", False),
+            afn=getattr(action, "afn", None),
             calls_graph=None if is_sub else _graph_in_closure(action))
         return self
 

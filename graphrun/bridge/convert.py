@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import typing
 import warnings
@@ -24,7 +23,7 @@ from graphrun.errors import GraphValidationError
 from graphrun.graph import StateGraph
 from graphrun.local import CompiledStateGraph, InMemorySaver
 from graphrun.spec import Branch, _zero
-from graphrun.types import RetryPolicy, StateUpdate, TimeoutPolicy
+from graphrun.types import RetryPolicy, StateUpdate
 
 _log = logging.getLogger("graphrun")
 
@@ -119,21 +118,25 @@ def _add_node(b: StateGraph, lg: Any, name: str, spec: Any, managed: Mapping[str
     node = node_function(runnable, managed, name)
     handler = None
     if handler_name := getattr(spec, "error_handler_node", None):
-        handler = _handler(lg.nodes[handler_name].runnable, managed)
+        # LangGraph's handler reads the error from its config (graphrun's task has it).
+        handler = _sync_node(lg.nodes[handler_name].runnable, managed)
     b.add_node(name, node, retry_policy=_retry(spec.retry_policy), metadata=spec.metadata,
-               timeout=_timeout(getattr(spec, "timeout", None)), defer=spec.defer,
+               timeout=run.timeout_policy(getattr(spec, "timeout", None)), defer=spec.defer,
                input_schema=input_schema, error_handler=handler)
-    if not b.nodes[name].is_async:  # ainvoke runs its async body, as under LangGraph
-        b.nodes[name] = dataclasses.replace(b.nodes[name], afn=_async_node(runnable, managed))
 
 
 def node_function(runnable: Any, managed: Mapping[str, Any], name: str) -> Any:
-    """LangGraph node code (a RunnableCallable, a ToolNode) as a graphrun node function."""
+    """LangGraph node code (a RunnableCallable, a ToolNode) as a graphrun node function.
+
+    Its attributes tell `StateGraph.add_node` what LangGraph's runner would do: `afn` is
+    the body an async driver runs (`ainvoke` runs LangGraph's async body), `reads_state`
+    that a Send's task needs the state (ToolNode's state read)."""
     from langgraph.prebuilt import ToolNode
 
     is_async = getattr(runnable, "func", True) is None  # a node with only an async body
     node = _async_node(runnable, managed) if is_async else _sync_node(runnable, managed)
     node.__name__ = name
+    node.afn = None if is_async else _async_node(runnable, managed)
     node.reads_state = isinstance(runnable, ToolNode) and private.tool_node_reads_state(runnable)
     return node
 
@@ -152,26 +155,12 @@ def _async_node(runnable: Any, managed: Mapping[str, Any]) -> Any:
     return node
 
 
-def _handler(runnable: Any, managed: Mapping[str, Any]) -> Any:
-    def handler(state: Any, config: Any, error: Any) -> Any:
-        return run.call_node(runnable, state, config, managed)
-
-    return handler
-
-
 def _retry(policy: Any) -> tuple[RetryPolicy, ...]:
     policies = [policy] if isinstance(policy, lg_types.RetryPolicy) else list(policy or ())
     return tuple(RetryPolicy(initial_interval=p.initial_interval,
                              backoff_factor=p.backoff_factor, max_interval=p.max_interval,
                              max_attempts=p.max_attempts, jitter=p.jitter,
                              retry_on=cast(Any, p.retry_on)) for p in policies)
-
-
-def _timeout(policy: Any) -> TimeoutPolicy | None:
-    if policy is None:
-        return None
-    return TimeoutPolicy(run_timeout=policy.run_timeout, idle_timeout=policy.idle_timeout,
-                         refresh_on=policy.refresh_on)
 
 
 def _channel(key: str, c: Any) -> gr_channels.Channel:

@@ -36,7 +36,7 @@ def to_graphrun(value: Any) -> Any:
         return Command(graph=value.graph, update=to_graphrun(value.update),
                        resume=value.resume, goto=to_graphrun(value.goto))
     if isinstance(value, lg_types.Send):
-        return Send(value.node, value.arg, timeout=_timeout(getattr(value, "timeout", None)))
+        return Send(value.node, value.arg, timeout=timeout_policy(getattr(value, "timeout", None)))
     if isinstance(value, lg_types.Overwrite):
         return Overwrite(value.value)
     if isinstance(value, (list, tuple)) and any(_is_lg(v) for v in value):
@@ -50,7 +50,8 @@ def _is_lg(v: Any) -> bool:
     return isinstance(v, (lg_types.Command, lg_types.Send, lg_types.Overwrite, list, tuple))
 
 
-def _timeout(t: Any) -> TimeoutPolicy | None:
+def timeout_policy(t: Any) -> TimeoutPolicy | None:
+    """LangGraph's TimeoutPolicy (or seconds, a timedelta) as graphrun's."""
     if t is None:
         return None
     if isinstance(t, lg_types.TimeoutPolicy):
@@ -59,7 +60,7 @@ def _timeout(t: Any) -> TimeoutPolicy | None:
     return TimeoutPolicy(run_timeout=t)  # seconds or a timedelta
 
 
-def lg_config(ctx: TaskContext, config: Mapping[str, Any], state: Any = MISSING,
+def lg_config(ctx: TaskContext, config: Mapping[str, Any],
               managed: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The config LangGraph's code expects in a task: graphrun's, plus the private keys
     LangGraph reads (scratchpad, send, runtime, task id, state read)."""
@@ -147,65 +148,49 @@ def with_managed(ctx: TaskContext, state: Any, managed: Mapping[str, Any] | None
 
 def call_node(runnable: Any, state: Any, config: Mapping[str, Any],
               managed: Mapping[str, Any] | None) -> Any:
-    ctx = _task()
-    cfg = lg_config(ctx, config, managed=managed)
-    with _translated(ctx), _current(cfg):
+    with _in_task(config, managed) as (ctx, cfg):
         return to_graphrun(runnable.invoke(with_managed(ctx, state, managed), cfg))
 
 
 async def acall_node(runnable: Any, state: Any, config: Mapping[str, Any],
                      managed: Mapping[str, Any] | None) -> Any:
-    ctx = _task()
-    cfg = lg_config(ctx, config, managed=managed)
-    with _translated(ctx), _current(cfg):
+    with _in_task(config, managed) as (ctx, cfg):
         return to_graphrun(await runnable.ainvoke(with_managed(ctx, state, managed), cfg))
 
 
 @contextlib.contextmanager
-def _current(config: dict[str, Any]) -> Iterator[None]:
-    """The config LangGraph's `get_config()` finds (its runner sets it the same way)."""
-    token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
+def _in_task(config: Mapping[str, Any], managed: Mapping[str, Any] | None
+             ) -> Iterator[tuple[TaskContext, dict[str, Any]]]:
+    """Run LangGraph code in the current task: its config where LangGraph's `get_config()`
+    finds it (as LangGraph's runner sets it), and what it raises as graphrun's (a
+    question, a command for the parent graph, an answer `response_schema` refused)."""
+    ctx = current_task()
+    if ctx is None:
+        raise RuntimeError("a LangGraph node ran outside a graphrun task.")
+    cfg = lg_config(ctx, config, managed)
+    token = var_child_runnable_config.set(cfg)  # type: ignore[arg-type]
     try:
-        yield
+        yield ctx, cfg
+    except lg_errors.GraphInterrupt as exc:
+        if isinstance(exc, GraphInterrupt):
+            raise
+        raise GraphInterrupt([_interrupt(ctx, i) for i in _interrupts(exc)]) from None
+    except lg_errors.ParentCommand as exc:
+        raise ParentCommand(to_graphrun(exc.args[0])) from None
+    except Exception as exc:
+        if not lg_errors.is_invalid_resume(exc):
+            raise
+        ctx.invalid_resume = (f"the answer to node '{ctx.call.task.name}' does not match "
+                              f"its response_schema: {exc}")
+        raise InvalidResumeError(ctx.invalid_resume) from exc
     finally:
         var_child_runnable_config.reset(token)
 
 
-def _task() -> TaskContext:
-    ctx = current_task()
-    if ctx is None:
-        raise RuntimeError("a LangGraph node ran outside a graphrun task.")
-    return ctx
-
-
-class _translated:
-    """LangGraph's exceptions as graphrun's: a question, a command for the parent graph,
-    an answer `interrupt(response_schema=...)` refused."""
-
-    def __init__(self, ctx: TaskContext) -> None:
-        self.ctx = ctx
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
-        if exc is None:
-            return
-        ctx = self.ctx
-        if isinstance(exc, lg_errors.GraphInterrupt) and not isinstance(exc, GraphInterrupt):
-            raise GraphInterrupt([self._interrupt(i) for i in _interrupts(exc)]) from None
-        if isinstance(exc, lg_errors.ParentCommand):
-            raise ParentCommand(to_graphrun(exc.args[0])) from None
-        if isinstance(exc, Exception) and lg_errors.is_invalid_resume(exc):
-            ctx.invalid_resume = (f"the answer to node '{ctx.call.task.name}' does not match "
-                                  f"its response_schema: {exc}")
-            raise InvalidResumeError(ctx.invalid_resume) from exc
-
-    def _interrupt(self, i: Any) -> Interrupt:
-        ctx = self.ctx
-        _check_json(i.value, ctx.call.task.name)
-        return Interrupt(value=i.value, id=interrupt_id(ctx.call.task.ns, len(ctx.resume)),
-                         response_schema=getattr(i, "response_schema", None))
+def _interrupt(ctx: TaskContext, i: Any) -> Interrupt:
+    _check_json(i.value, ctx.call.task.name)
+    return Interrupt(value=i.value, id=interrupt_id(ctx.call.task.ns, len(ctx.resume)),
+                     response_schema=getattr(i, "response_schema", None))
 
 
 def _interrupts(exc: BaseException) -> list[Any]:
@@ -217,11 +202,9 @@ def path_caller(path: Any, managed: Mapping[str, Any] | None = None) -> Callable
     """A LangGraph routing Runnable as graphrun's routing function."""
 
     def route(state: Any, config: Mapping[str, Any]) -> Any:
-        ctx = current_task()
-        if ctx is None:  # update_state(as_node=...) routes outside any task
+        if current_task() is None:  # update_state(as_node=...) routes outside any task
             return to_graphrun(path.invoke(state, dict(config or {})))
-        cfg = lg_config(ctx, config, managed=managed)
-        with _translated(ctx), _current(cfg):
+        with _in_task(config, managed) as (ctx, cfg):
             return to_graphrun(path.invoke(with_managed(ctx, state, managed), cfg))
 
     route.__name__ = getattr(path, "name", None) or "route"

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from graphrun.errors import NodeFailedError
 from graphrun.server import shapes
@@ -58,7 +58,7 @@ class RunCreate(BaseModel):
     on_completion: Literal["delete", "keep"] = "delete"
     after_seconds: int | None = None
     webhook: str | None = None
-    feedback_keys: list[str] | None = Field(default=None)
+    feedback_keys: list[str] | None = None
 
 
 def _refuse_unsupported(body: RunCreate) -> None:

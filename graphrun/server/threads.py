@@ -83,6 +83,12 @@ async def read(server: Any, thread_id: str, *, listed: bool = False) -> dict[str
                          desc.execution_time, snap=snap)
 
 
+async def _remote(server: Any, thread_id: str) -> Any:
+    """The RemoteGraph of an existing thread (its graph decodes its state), or NotFound."""
+    desc = await describe(server.gc, thread_id)
+    return server.gc.graph(desc.typed_search_attributes.get(GRAPH_NAME) or "")
+
+
 def _cfg(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
     conf: dict[str, Any] = {"thread_id": thread_id}
     if checkpoint_id:
@@ -186,18 +192,14 @@ async def state_at(thread_id: str, checkpoint_id: str, request: Request) -> dict
 
 async def _state(request: Request, thread_id: str, checkpoint_id: str | None
                  ) -> dict[str, Any]:
-    server = request.app.state.server
-    desc = await describe(server.gc, thread_id)
-    remote = server.gc.graph(desc.typed_search_attributes.get(GRAPH_NAME) or "")
+    remote = await _remote(request.app.state.server, thread_id)
     return shapes.state(await remote.aget_state(_cfg(thread_id, checkpoint_id)))
 
 
 @router.post("/threads/{thread_id}/state")
 async def update_state(thread_id: str, body: StateUpdate, request: Request
                        ) -> dict[str, Any]:
-    server = request.app.state.server
-    desc = await describe(server.gc, thread_id)
-    remote = server.gc.graph(desc.typed_search_attributes.get(GRAPH_NAME) or "")
+    remote = await _remote(request.app.state.server, thread_id)
     cid = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
     config = await remote.aupdate_state(_cfg(thread_id, cid), body.values, body.as_node)
     return {"checkpoint": shapes.checkpoint(config)}
@@ -216,9 +218,7 @@ async def history(thread_id: str, body: HistoryQuery, request: Request
 
 
 async def _history(request: Request, thread_id: str, q: HistoryQuery) -> list[dict[str, Any]]:
-    server = request.app.state.server
-    desc = await describe(server.gc, thread_id)
-    remote = server.gc.graph(desc.typed_search_attributes.get(GRAPH_NAME) or "")
+    remote = await _remote(request.app.state.server, thread_id)
     before = q.before.get("checkpoint_id") if isinstance(q.before, dict) else q.before
     out = []
     async for snap in remote.aget_state_history(
