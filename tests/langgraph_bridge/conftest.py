@@ -1,7 +1,7 @@
 """Every LangGraph graph a test compiles runs on graphrun (see routing.py).
 
-In-process ("local") for every test. The interrupt tests of prebuilt/, agents/ and
-graph_api/ (a name with "interrupt", or a body that resumes with `Command(resume=...)`)
+In-process ("local") for every test. The interrupt tests of prebuilt/ and agents/
+(a name with "interrupt", or a body that resumes with `Command(resume=...)`)
 run a second time on Temporal ("temporal"): the same body, the graph served by a graphrun
 worker on the session's dev server and reached through `RemoteGraph`.
 """
@@ -18,7 +18,8 @@ import pytest
 from tests.langgraph_bridge.routing import route_compiled_graphs
 
 _HERE = Path(__file__).parent
-ON_TEMPORAL_FOLDERS = ("prebuilt", "agents", "graph_api")
+# graph_api/ is not: tests/langgraph_suite runs the same upstream tests on Temporal already.
+ON_TEMPORAL_FOLDERS = ("prebuilt", "agents")
 
 
 def _on_temporal(metafunc: pytest.Metafunc) -> bool:
@@ -53,13 +54,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xfail(strict=True, reason=gap[1]))
 
 
-_NO_THREAD = ("a graph invoked without a thread_id: on Temporal every run is a thread "
-              "(a workflow), so RemoteGraph requires one")
-
 # Tests that pass in-process but not on Temporal: test name -> (which params, the gap).
-ON_TEMPORAL_DIFFERS: dict[str, tuple[Any, str]] = {
-    "test_send_react_interrupt": (lambda p: True, _NO_THREAD),
-}
+ON_TEMPORAL_DIFFERS: dict[str, tuple[Any, str]] = {}
 
 
 @pytest.fixture(scope="session")
