@@ -22,6 +22,7 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
+    WorkflowUpdateHandle,
     WorkflowUpdateStage,
 )
 from temporalio.common import (
@@ -168,6 +169,8 @@ _ERRORS: dict[str, type[Exception]] = {
     "GraphNotFoundError": errors.GraphNotFoundError,
     "UndeclaredTypeError": errors.UndeclaredTypeError,
     "InputLimitError": errors.InputLimitError,
+    "ThreadBusyError": errors.ThreadBusyError,
+    "RunNotFoundError": errors.RunNotFoundError,
     "RuntimeError": RuntimeError,
     "ValueError": ValueError,
 }
@@ -270,9 +273,11 @@ class GraphClient:
 
         A thread invoked again after it finished (or continued as new) has several
         workflow runs; only the latest says what the thread is now, so an earlier
-        run is neither listed nor matched by `status`.
+        run is neither listed nor matched by `status`. A thread created before its first
+        run (the API's `POST /threads`) is a ThreadRecord run until then, and is listed.
         """
-        base = "WorkflowType = 'GraphWorkflow' AND ExecutionStatus != 'ContinuedAsNew'"
+        base = ("WorkflowType IN ('GraphWorkflow', 'ThreadRecord') "
+                "AND ExecutionStatus != 'ContinuedAsNew'")
         clauses = [base]
         if status:
             clauses.append(f"GraphStatus = {_quote(status)}")
@@ -317,6 +322,15 @@ class GraphClient:
             if wf.run_id != mine.run_id and wf.start_time > mine.start_time:
                 out.add(wf.id)
         return out
+
+async def _taken(update: WorkflowUpdateHandle[Any]) -> RunResult:
+    """A background run the workflow took; a refused one (its validator said no) raises.
+    Temporal answers a refusal with the outcome already known, which temporalio keeps on
+    the handle (no public accessor): its result is then read without a wait."""
+    if getattr(update, "_known_outcome", None) is not None:
+        await update.result()
+    return RunResult(status="running")
+
 
 def _quote(value: str) -> str:
     """A string literal of Temporal's list filter."""
@@ -363,9 +377,16 @@ class RemoteGraph:
 
     async def _run(self, input: Any, config: Mapping[str, Any] | None,
                    options: Mapping[str, Any], *, stream: bool = False, stream_to: str = "",
-                   accepted: Callable[[str], None] | None = None) -> RunResult:
-        """Invoke the thread and wait for the run to stop. `accepted` is told the run id
-        once the workflow has taken the invocation (a live reader starts then)."""
+                   accepted: Callable[[str], None] | None = None, run_id: str | None = None,
+                   record: Mapping[str, Any] | None = None, multitask: str = "",
+                   background: bool = False) -> RunResult:
+        """Invoke the thread and wait for the run to stop. `accepted` is told the workflow
+        run id once the workflow has taken the invocation (a live reader starts then).
+
+        `run_id` names the run (the invoke update's id: join and cancel find it by it),
+        `record` is kept as the run's record (the Server API's run fields), `multitask`
+        says what happens to runs already on the thread (InvokeRequest.multitask), and
+        `background` returns a "running" RunResult as soon as the workflow took the run."""
         state.root_only(config, "run")
         if is_langgraph_value(input):  # LangGraph's Command, from code ported as is
             from graphrun.bridge.run import to_graphrun
@@ -382,7 +403,10 @@ class RemoteGraph:
                             stream_modes=_names(options.get("stream_mode")) or [],
                             interrupt_before=_names(options.get("interrupt_before")),
                             interrupt_after=_names(options.get("interrupt_after")),
-                            context=self._send(options.get("context"), "the context"))
+                            context=self._send(options.get("context"), "the context"),
+                            run=dict(record or {}), multitask=multitask)
+        if background:
+            accepted = accepted or (lambda _: None)
         wid = self.gc.workflow_id(tid)
         try:
             if input is None or isinstance(input, Command):
@@ -390,11 +414,13 @@ class RemoteGraph:
                 try:
                     handle = self.gc.client.get_workflow_handle(wid)
                     update = await handle.start_update(
-                        "invoke", req, result_type=RunResult,
+                        "invoke", req, id=run_id, result_type=RunResult,
                         wait_for_stage=(WorkflowUpdateStage.ACCEPTED if accepted
                                         else WorkflowUpdateStage.COMPLETED))
                     if accepted:
                         accepted(update.workflow_run_id or "")
+                    if background:
+                        return await _taken(update)
                     result: RunResult = await update.result()
                     return result
                 except RPCError as exc:
@@ -404,11 +430,13 @@ class RemoteGraph:
                 # New input: one call starts a new thread or reaches a running one; only
                 # a thread whose run finished is refused, and is then seeded below.
                 try:
-                    return await self._update_with_start(
-                        req, tid, None, WorkflowIDReusePolicy.REJECT_DUPLICATE, accepted)
+                    return await self._start_with(
+                        "invoke", [req], RunResult, tid, None,
+                        WorkflowIDReusePolicy.REJECT_DUPLICATE, accepted,
+                        update_id=run_id, memo=self._memo({}, record), background=background)
                 except WorkflowAlreadyStartedError:
                     pass
-            finished = await self._completed_run(wid)
+            finished, metadata = await self._prior(wid)
             if finished is None and (input is None or isinstance(input, Command)):
                 # Never started: there is nothing to continue, so start no workflow.
                 raise (errors.EmptyInputError if input is None else errors.InvalidResumeError)(
@@ -418,30 +446,40 @@ class RemoteGraph:
                 done = await self._finished_result(finished, tid)
                 if done is not None:
                     return done  # read without fetching the whole thread
-            seed = await self._thread_of(finished) if finished is not None else None
-            return await self._update_with_start(req, tid, seed,
-                                                 WorkflowIDReusePolicy.ALLOW_DUPLICATE, accepted)
+            seed, runs = (await self._thread_of(finished), await self._runs_of(finished)
+                          ) if finished is not None else (None, [])
+            result: RunResult = await self._start_with(
+                "invoke", [req], RunResult, tid, seed, WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                accepted, update_id=run_id, memo=self._memo(metadata, record), runs=runs,
+                background=background)
+            return result
         except WorkflowUpdateFailedError as exc:
             raise _translate(exc) from exc
 
-    async def _update_with_start(self, req: InvokeRequest, tid: str,
-                                 seed: dict[str, Any] | None, reuse: WorkflowIDReusePolicy,
-                                 accepted: Callable[[str], None] | None = None) -> RunResult:
-        result: RunResult = await self._start_with("invoke", [req], RunResult, tid, seed, reuse,
-                                                   accepted)
-        return result
+    def _memo(self, metadata: Mapping[str, Any], record: Mapping[str, Any] | None
+              ) -> dict[str, Any]:
+        """The memo a new workflow run of the thread starts with: the thread's metadata
+        so far, stamped with its graph (and the assistant of its first run)."""
+        stamped = {"graph_id": self.name, **dict(metadata)}
+        if record and record.get("assistant_id"):
+            stamped.setdefault("assistant_id", record["assistant_id"])
+        return {"metadata": stamped}
 
     async def _start_with(self, update: str, args: list[Any], result_type: type, tid: str,
                           seed: dict[str, Any] | None, reuse: WorkflowIDReusePolicy,
-                          accepted: Callable[[str], None] | None = None) -> Any:
+                          accepted: Callable[[str], None] | None = None, *,
+                          update_id: str | None = None, memo: dict[str, Any] | None = None,
+                          runs: list[dict[str, Any]] | None = None,
+                          background: bool = False) -> Any:
         """Send `update`, starting the thread's workflow (seeded) if none is running."""
         op: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
             "GraphWorkflow", StartRequest(graph=self.name, thread_id=tid, thread=seed,
                                          max_history=self.gc.max_history,
                                          history_event_limit=self.gc.history_event_limit,
                                          search_attributes=self.gc.search_attributes,
-                                         upsert_changes_only=self.gc.search_attributes),
-            id=self.gc.workflow_id(tid), task_queue=self.gc.task_queue,
+                                         upsert_changes_only=self.gc.search_attributes,
+                                         runs=runs or []),
+            id=self.gc.workflow_id(tid), task_queue=self.gc.task_queue, memo=memo,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING, id_reuse_policy=reuse,
             search_attributes=TypedSearchAttributes([
                 SearchAttributePair(GRAPH_NAME, self.name),
@@ -450,32 +488,41 @@ class RemoteGraph:
         try:
             if accepted is None:
                 return await self.gc.client.execute_update_with_start_workflow(
-                    update, args=args, start_workflow_operation=op, result_type=result_type)
+                    update, args=args, id=update_id, start_workflow_operation=op,
+                    result_type=result_type)
             handle = await self.gc.client.start_update_with_start_workflow(
-                update, args=args, start_workflow_operation=op, result_type=result_type,
-                wait_for_stage=WorkflowUpdateStage.ACCEPTED)
+                update, args=args, id=update_id, start_workflow_operation=op,
+                result_type=result_type, wait_for_stage=WorkflowUpdateStage.ACCEPTED)
             accepted(handle.workflow_run_id or "")
+            if background:
+                return await _taken(handle)
             return await handle.result()
         except WorkflowAlreadyStartedError:
             with contextlib.suppress(WorkflowAlreadyStartedError):
                 await op.workflow_handle()  # the start's own copy of the error: consume it
             raise
 
-    async def _finished_thread(self, wid: str) -> dict[str, Any] | None:
-        """The final state of the thread's last completed run, if there is one."""
-        handle = await self._completed_run(wid)
-        return await self._thread_of(handle) if handle is not None else None
-
-    async def _completed_run(self, wid: str) -> WorkflowHandle[Any, Any] | None:
-        """The thread's last run, if it completed."""
+    async def _prior(self, wid: str) -> tuple[WorkflowHandle[Any, Any] | None, dict[str, Any]]:
+        """The thread's last workflow run if it is a GraphWorkflow that completed (its
+        state seeds the next run), and the thread's metadata (the memo's, whatever the
+        run: a thread created by the Server API before its first run has only that)."""
         handle = self.gc.client.get_workflow_handle(wid, result_type=ThreadResult)
         try:
             desc = await handle.describe()
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:
-                return None
+                return None, {}
             raise
-        return handle if desc.status == WorkflowExecutionStatus.COMPLETED else None
+        metadata = (await desc.memo()).get("metadata") or {}
+        done = (desc.status == WorkflowExecutionStatus.COMPLETED
+                and desc.workflow_type == "GraphWorkflow")
+        return (handle if done else None), dict(metadata) if isinstance(metadata, dict) else {}
+
+    @staticmethod
+    async def _runs_of(handle: WorkflowHandle[Any, Any]) -> list[dict[str, Any]]:
+        """The run records a completed run hands on (none from versions before them)."""
+        result: ThreadResult = await handle.result()
+        return list(result.runs)
 
     @staticmethod
     async def _thread_of(handle: WorkflowHandle[Any, Any]) -> dict[str, Any]:
@@ -674,9 +721,12 @@ class RemoteGraph:
                     raise
                 # The thread's run finished (or it never started): as in LangGraph, the
                 # update applies to its last state, in a new run seeded with it.
-                seed = await self._finished_thread(wid)
+                finished, metadata = await self._prior(wid)
+                seed, runs = (await self._thread_of(finished), await self._runs_of(finished)
+                              ) if finished is not None else (None, [])
                 new_id = await self._start_with(update, args, str, tid, seed,
-                                                WorkflowIDReusePolicy.ALLOW_DUPLICATE)
+                                                WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                                                memo=self._memo(metadata, None), runs=runs)
         except WorkflowUpdateFailedError as exc:
             raise _translate(exc) from exc
         return {"configurable": {"thread_id": tid, "checkpoint_ns": "", "checkpoint_id": new_id}}

@@ -131,6 +131,14 @@ class NodeCancelledError(GraphrunError):
         self.node = node
 
 
+class ThreadBusyError(GraphrunError, RuntimeError):
+    """A run sent with `multitask="reject"` to a thread that has a run pending or running."""
+
+
+class RunNotFoundError(GraphrunError, LookupError):
+    """No run of that id on the thread (or it finished and can no longer be cancelled)."""
+
+
 class UndeclaredTypeError(GraphrunError, ValueError):
     """Data names a class the graph did not declare; nothing was built or called.
 

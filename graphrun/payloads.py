@@ -108,12 +108,19 @@ class InvokeRequest(_Wire):
     interrupt_before: list[str] | None = None  # this run's breakpoints, if given
     interrupt_after: list[str] | None = None
     context: Any = None  # invoke(..., context=...), typed JSON
+    # The run's record, kept by the thread (the `runs` query): plain JSON the workflow
+    # stores and shows, never reads to decide anything (assistant_id, metadata, ...).
+    run: dict[str, Any] = {}
+    # What to do with runs already on the thread: "" waits its turn, "reject" refuses
+    # this run if one is pending or running, "interrupt" stops them (their checkpoints
+    # kept), "rollback" stops them and drops what they wrote.
+    multitask: str = ""
 
 
 class RunResult(_Wire):
     """What `invoke` returns: the state, the questions asked, and how the run ended."""
 
-    status: str  # running | interrupted | done | failed
+    status: str  # running | interrupted | done | failed | cancelled
     values: Any = None  # typed JSON of the output dict
     interrupts: list[dict[str, Any]] = []
     error: dict[str, str] | None = None
@@ -135,6 +142,7 @@ class StartRequest(_Wire):
     deadlines: dict[str, str] = {}  # interrupt id -> ISO expiry, carried by continue-as-new
     # The live stream's chunks and publishers, carried by continue-as-new.
     stream: WorkflowStreamState | None = None
+    runs: list[dict[str, Any]] = []  # the run records (see InvokeRequest.run), carried on
 
 
 class ThreadResult(_Wire):
@@ -143,3 +151,4 @@ class ThreadResult(_Wire):
     graph: str
     thread: dict[str, Any]
     values: Any = None
+    runs: list[dict[str, Any]] = []  # the run records, for the thread's next workflow run

@@ -30,6 +30,8 @@ with workflow.unsafe.imports_passed_through():
         GraphNotFoundError,
         GraphrunError,
         InvalidResumeError,
+        RunNotFoundError,
+        ThreadBusyError,
         UndeclaredTypeError,
     )
     from graphrun.payloads import (
@@ -57,6 +59,10 @@ LIVENESS_TIMEOUT = timedelta(seconds=20)
 # a node's own exceptions follow its RetryPolicy (once, without one), as in LangGraph.
 INFRA_ATTEMPTS = 3
 MAX_REFUSALS_KEPT = 20
+MAX_RUNS_KEPT = 100  # run records a thread keeps (the `runs` query)
+# A run record's status once its invocation has ended (RunResult.status -> record).
+RUN_OUTCOME = {"done": "success", "interrupted": "success", "failed": "error",
+               "cancelled": "interrupted", "running": "error"}
 
 
 @contextlib.contextmanager
@@ -87,6 +93,8 @@ class _Invocation:
     context: Any = None
     stream_modes: tuple[str, ...] = ()
     stream_to: str = ""  # publish the run's chunks live, tagged with this id
+    run_id: str = ""  # the invoke update's id: the run's id (its record, cancel_run)
+    cancel: str = ""  # "interrupt" or "rollback" once cancel_run (or a multitask) asked
 
 
 @workflow.defn(name="GraphWorkflow")
@@ -101,6 +109,9 @@ class GraphWorkflow:
         self._chunks = self._stream.topic(STREAM_TOPIC)
         self._stream_starts: list[int] = []
         self._handling = 0  # invoke and update_state handlers still running
+        self._runs: list[dict[str, Any]] = [dict(r) for r in req.runs]  # run records
+        self._processing: asyncio.Future[RunResult] | None = None
+        self._current: _Invocation | None = None
         self._missing: GraphNotFoundError | None = None
         try:
             self._graph = registry.lookup(req.graph)
@@ -163,11 +174,23 @@ class GraphWorkflow:
                 break
             item = self._inbox.pop(0)
             self._busy = True
+            self._current = item
+            self._set_run(item, "running")
+            before = list(self._thread.checkpoints), self._status
             try:
-                result = await self._process(item)
+                # A task of its own, so that cancel_run (or a multitask) can stop it.
+                self._processing = asyncio.ensure_future(self._process(item))
+                result = await self._processing
+            except asyncio.CancelledError:
+                if not item.cancel:
+                    raise  # the workflow itself is cancelled
+                result = self._cancelled(item, before)
             finally:
                 self._busy = False
+                self._current = self._processing = None
             self._results[item.number] = self._result(result)
+            self._set_run(item, "error" if result.error is not None and result.status != "failed"
+                          else RUN_OUTCOME.get(result.status, "error"), result.error)
             if item.stream_to:
                 self._chunks.publish({"id": item.stream_to, "end": True})
             self._track_deadlines()
@@ -183,7 +206,8 @@ class GraphWorkflow:
                     history_event_limit=req.history_event_limit,
                     search_attributes=req.search_attributes,
                     upsert_changes_only=req.upsert_changes_only, deadlines=dict(self._deadlines),
-                    stream=self._stream.get_state() if self._stream_starts else None)
+                    stream=self._stream.get_state() if self._stream_starts else None,
+                    runs=self._runs)
                 if not self._inbox and self._oversized(carried, "the thread") is None:
                     workflow.continue_as_new(carried)
                 # It stays in this run (new input, or a thread too large to carry over,
@@ -198,14 +222,78 @@ class GraphWorkflow:
         last = engine.Thread(self._thread.thread_id, self._thread.checkpoints[-1:],
                              seq=self._thread.seq, max_history=self._thread.max_history)
         final = ThreadResult(graph=req.graph, thread=serde.thread_to_json(last),
-                             values=serde.dumps(values))
+                             values=serde.dumps(values), runs=self._runs)
         # Never a completion Temporal refuses: drop what is too large to send.
         if self._oversized(final, "the thread's result") is not None:
-            final = ThreadResult(graph=req.graph, thread=final.thread)
+            final = ThreadResult(graph=req.graph, thread=final.thread, runs=self._runs)
         if self._oversized(final, "the thread's result") is not None:
             final = ThreadResult(graph=req.graph, thread=serde.thread_to_json(
                 engine.Thread(self._thread.thread_id, seq=self._thread.seq)))
         return final
+
+    # -- runs: records, cancellation, multitask -------------------------------------------
+    def _record_run(self, item: _Invocation, record: dict[str, Any]) -> None:
+        now = self._now()
+        # The workflow run that took it: its update's outcome is found there (join).
+        self._runs = [*self._runs, {**record, "run_id": item.run_id, "status": "pending",
+                                    "created_at": now, "updated_at": now,
+                                    "workflow_run_id": workflow.info().run_id}
+                      ][-MAX_RUNS_KEPT:]
+
+    def _set_run(self, item: _Invocation, status: str,
+                 error: dict[str, str] | None = None) -> None:
+        for r in self._runs:
+            if r["run_id"] == item.run_id and item.run_id:
+                r.update(status=status, updated_at=self._now())
+                if error:
+                    r["error"] = error
+
+    def _cancel(self, item: _Invocation, action: str) -> None:
+        """Stop a run: a pending one leaves the inbox, the running one is cancelled (its
+        node activities are asked to stop; the thread keeps its last checkpoint)."""
+        item.cancel = action
+        if item is self._current:
+            if self._processing is not None:
+                self._processing.cancel()
+            return
+        self._inbox.remove(item)
+        self._results[item.number] = RunResult(status="cancelled",
+                                               values=serde.dumps(self._values()))
+        if item.stream_to:
+            self._chunks.publish({"id": item.stream_to, "end": True})
+        self._end_run(item, action)
+
+    def _end_run(self, item: _Invocation, action: str) -> None:
+        if action == "rollback":  # as LangGraph: a rolled-back run is deleted
+            self._runs = [r for r in self._runs if r["run_id"] != item.run_id]
+        else:
+            self._set_run(item, "interrupted")
+
+    def _cancelled(self, item: _Invocation, before: tuple[list[Any], str]) -> RunResult:
+        """The running run was cancelled: "rollback" drops the checkpoints it made; either
+        way the thread waits where it stands, and `invoke(None)` goes on from there."""
+        if item.cancel == "rollback":
+            self._thread.checkpoints, status = before
+            self._set_status(status)
+        else:
+            self._set_status("interrupted" if self._thread.checkpoints else "done")
+        if item.stream_to:
+            self._chunks.publish({"id": item.stream_to, "end": True})
+            item.stream_to = ""  # ended here; the loop publishes no second end
+        result = RunResult(status="cancelled", values=serde.dumps(self._values()))
+        self._end_run(item, item.cancel)
+        return result
+
+    def _values(self) -> Any:
+        if self._thread.head is None:
+            return {}
+        return engine.values_with_pending(
+            self._spec, engine.restore_channels(self._spec, self._thread.head), None)
+
+    def _runs_waiting(self) -> list[_Invocation]:
+        """The runs on the thread not yet finished: the running one, then the queued."""
+        current = [self._current] if self._current is not None else []
+        return [*current, *(i for i in self._inbox if i.run_id)]
 
     # -- interrupt deadlines -----------------------------------------------------------
     def _track_deadlines(self) -> None:
@@ -508,11 +596,17 @@ class GraphWorkflow:
             # Only on a thread that never started (see the validator): refused in turn,
             # so the workflow closes instead of staying open with nothing in it.
             value, context, refusal = None, None, exc
+        if req.multitask in ("interrupt", "rollback"):
+            for waiting in self._runs_waiting():
+                self._cancel(waiting, req.multitask)
         n = self._enqueue(value, req.checkpoint_id, dict(req.config),
                           stream=req.stream, interrupt_before=req.interrupt_before,
                           interrupt_after=req.interrupt_after, refusal=refusal,
                           context=context, stream_modes=tuple(req.stream_modes),
                           stream_to=req.stream_to)
+        item = self._inbox[-1]
+        item.run_id = workflow.current_update_info().id  # type: ignore[union-attr]
+        self._record_run(item, req.run)
         with self._handling_update():
             await workflow.wait_condition(lambda: n in self._results)
         result = self._results.pop(n)
@@ -526,6 +620,9 @@ class GraphWorkflow:
         # Reject bad input before it enters history, when the answer is knowable now.
         if self._missing is not None:
             raise self._missing
+        if req.multitask == "reject" and (self._busy or self._inbox):
+            raise ThreadBusyError(f"thread '{self._thread.thread_id}' has a run pending or "
+                                  f"running, and this run's multitask strategy is 'reject'.")
         try:
             decoded = self._decode_input([req.input, req.context], "the input")
         except (GraphrunError, ValueError):
@@ -648,6 +745,51 @@ class GraphWorkflow:
             raise self._missing
         decoded = self._decode_input(values, what)
         self._decoded[workflow.current_update_info().id] = decoded  # type: ignore[union-attr]
+
+    @workflow.update
+    def cancel_run(self, run_id: str, action: str = "interrupt") -> str:
+        """Stop a pending or running run ("interrupt" keeps what it wrote, "rollback"
+        drops it); answers the run's status before."""
+        item = next(i for i in self._runs_waiting() if i.run_id == run_id)
+        self._cancel(item, action)
+        return "running" if item is self._current else "pending"
+
+    @cancel_run.validator
+    def _validate_cancel_run(self, run_id: str, action: str = "interrupt") -> None:
+        if action not in ("interrupt", "rollback"):
+            raise ValueError(f"action must be 'interrupt' or 'rollback', not {action!r:.40}")
+        if not run_id or not any(i.run_id == run_id and not i.cancel
+                                 for i in self._runs_waiting()):
+            raise RunNotFoundError(f"thread '{self._thread.thread_id}' has no pending or "
+                                   f"running run {run_id!r:.80}.")
+
+    @workflow.update
+    def delete_run(self, run_id: str) -> None:
+        """Forget a finished run's record."""
+        self._runs = [r for r in self._runs if r["run_id"] != run_id]
+
+    @delete_run.validator
+    def _validate_delete_run(self, run_id: str) -> None:
+        if any(i.run_id == run_id for i in self._runs_waiting()):
+            raise ThreadBusyError(f"run {run_id!r:.80} is pending or running: cancel it first.")
+        if not any(r["run_id"] == run_id for r in self._runs):
+            raise RunNotFoundError(f"thread '{self._thread.thread_id}' has no run "
+                                   f"{run_id!r:.80}.")
+
+    @workflow.query
+    def runs(self) -> list[dict[str, Any]]:
+        """The thread's run records, newest last (the last MAX_RUNS_KEPT)."""
+        return self._runs
+
+    @workflow.signal
+    def set_metadata(self, metadata: Any) -> None:
+        """Merge into the thread's metadata (the memo's "metadata", which the Server API
+        shows and filters on). Plain JSON, kept as given."""
+        if not isinstance(metadata, dict):
+            self._record_refusal(f"set_metadata needs a JSON object, got {metadata!r:.200}")
+            return
+        current = workflow.memo_value("metadata", default={}) or {}
+        workflow.upsert_memo({"metadata": {**current, **metadata}})
 
     @workflow.signal
     def resume(self, payload: Any) -> None:

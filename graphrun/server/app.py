@@ -87,7 +87,8 @@ _STATUS: dict[type[Exception], int] = {
     NotFound: 404, errors.GraphNotFoundError: 422, Conflict: 409,
     errors.InvalidResumeError: 400, errors.EmptyInputError: 422,
     errors.InvalidUpdateError: 422, errors.UndeclaredTypeError: 422,
-    errors.InputLimitError: 413, ValueError: 422,
+    errors.InputLimitError: 413, errors.RunNotFoundError: 404, errors.ThreadBusyError: 409,
+    ValueError: 422,
 }
 
 

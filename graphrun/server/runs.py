@@ -1,26 +1,34 @@
-"""Runs: a run is one invocation of the thread's workflow, waited for or streamed.
+"""Runs: a run is one `invoke` update of the thread's workflow, its id the update's id.
 
-`wait` answers what `invoke` returns (the values, `__interrupt__` at a pause, or
+The workflow keeps each run's record (the `runs` query) and answers `cancel_run`;
+Temporal keeps the update's outcome, so any API process can join a run another one
+created. `wait` answers what `invoke` returns (the values, `__interrupt__` at a pause,
 LangGraph's `{"__error__": ...}` for a failed node); `stream` answers Server-Sent
-Events as LangGraph's server frames them (`metadata` first, then one event per
-chunk named after its stream mode, `error` for a failure).
+Events as LangGraph's server frames them (`metadata` first, then one event per chunk
+named after its stream mode, `error` for a failure), each with its offset in the
+thread's live stream as its `id` when resumable, so `Last-Event-ID` goes on from there.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel
+from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
+from temporalio.service import RPCError, RPCStatusCode
 
-from graphrun.errors import NodeFailedError
+from graphrun import serde, stream
+from graphrun.payloads import RunResult, ThreadResult
 from graphrun.server import shapes
-from graphrun.server.threads import _cfg
+from graphrun.server.context import Conflict, NotFound
+from graphrun.server.threads import _cfg, describe
 from graphrun.types import Command, Send
 
 router = APIRouter(tags=["runs"])
@@ -53,7 +61,7 @@ class RunCreate(BaseModel):
     checkpoint_id: str | None = None
     checkpoint: dict[str, Any] | None = None
     multitask_strategy: Literal["reject", "enqueue", "interrupt", "rollback"] = "enqueue"
-    if_not_exists: Literal["create", "reject"] = "create"
+    if_not_exists: Literal["create", "reject"] = "reject"
     on_disconnect: Literal["cancel", "continue"] = "continue"
     on_completion: Literal["delete", "keep"] = "delete"
     after_seconds: int | None = None
@@ -62,9 +70,6 @@ class RunCreate(BaseModel):
 
 
 def _refuse_unsupported(body: RunCreate) -> None:
-    if body.multitask_strategy in ("interrupt", "rollback"):
-        raise ValueError(f"multitask_strategy {body.multitask_strategy!r} is not supported "
-                         f"yet; use 'enqueue' (runs on a thread take their turn).")
     if body.after_seconds or body.webhook:
         raise ValueError("after_seconds and webhook are not supported yet.")
 
@@ -100,16 +105,73 @@ def _config(body: RunCreate, thread_id: str) -> dict[str, Any]:
     return config
 
 
+# A background run streams these when it names none (LangGraph: "the union of all"; the
+# costly modes, messages, debug and checkpoints, only when asked for).
+BACKGROUND_MODES = ["values", "updates", "custom"]
+
+
+class _Run:
+    """One run about to be sent: its thread, id, graph, and the body as graphrun's call."""
+
+    def __init__(self, request: Request, thread_id: str, body: RunCreate) -> None:
+        self.server = request.app.state.server
+        self.thread_id, self.body = thread_id, body
+        self.run_id = str(uuid.uuid4())
+        self.graph = self.server.graph_of(body.assistant_id)
+        self.remote = self.server.gc.graph(self.graph)
+        self.where = f"/threads/{thread_id}/runs/{self.run_id}"
+
+    @property
+    def modes(self) -> list[str]:
+        asked = self.body.stream_mode
+        return [asked] if isinstance(asked, str) else list(asked)
+
+    async def send(self, *, background: bool, modes: list[str] | None = None) -> RunResult:
+        """Send the run; `background` answers once the workflow has taken it. `modes`:
+        the stream modes to publish live (a streamed or background run)."""
+        b = self.body
+        options = _options(b)
+        live = modes is not None
+        if live:
+            options["stream_mode"] = [MODES[m] for m in modes if m in MODES] or ["values"]
+        record = {"assistant_id": shapes.assistant_id(self.graph) if b.assistant_id ==
+                  self.graph else b.assistant_id, "thread_id": self.thread_id,
+                  "metadata": b.metadata or {}, "multitask_strategy": b.multitask_strategy}
+        result: RunResult = await self.remote._run(
+            _input(b), _config(b, self.thread_id), options, stream=live,
+            stream_to=self.run_id if live else "", run_id=self.run_id, record=record,
+            multitask="" if b.multitask_strategy == "enqueue" else b.multitask_strategy,
+            background=background)
+        return result
+
+    async def check_thread(self) -> None:
+        """`if_not_exists="reject"` (LangGraph's default): the thread must exist."""
+        if self.body.if_not_exists == "reject":
+            await describe(self.server.gc, self.thread_id)
+
+
+def _output(result: RunResult, remote: Any) -> Any:
+    """A finished run's answer as `wait` and `join` give it."""
+    if result.status == "failed" and result.error:
+        e = result.error
+        return {"__error__": {"error": e.get("error_type") or e.get("type"),
+                              "message": e.get("error_message") or e.get("message")}}
+    if result.error:  # refused: the same error an invoke raises
+        remote.raise_failure(RunResult(status="failed", error={
+            k: v for k, v in result.error.items() if k != "node"}))
+    out = serde.loads(result.values, remote.types) if result.values is not None else {}
+    if result.interrupts:
+        out = {**(out or {}), "__interrupt__": [
+            serde.interrupt_from_json(i) for i in result.interrupts]}
+    return shapes.jsonable(out)
+
+
 async def _wait(request: Request, thread_id: str, body: RunCreate) -> tuple[str, Any]:
-    server = request.app.state.server
     _refuse_unsupported(body)
-    remote = server.gc.graph(server.graph_of(body.assistant_id))
-    run_id = str(uuid.uuid4())
-    try:
-        out = await remote.ainvoke(_input(body), _config(body, thread_id), **_options(body))
-    except NodeFailedError as exc:
-        return run_id, {"__error__": {"error": exc.error_type, "message": exc.error_message}}
-    return run_id, shapes.jsonable(out)
+    run = _Run(request, thread_id, body)
+    await run.check_thread()
+    result = await run.send(background=False)
+    return run.run_id, _output(result, run.remote)
 
 
 @router.post("/threads/{thread_id}/runs/wait")
@@ -122,6 +184,7 @@ async def wait(thread_id: str, body: RunCreate, request: Request) -> Response:
 @router.post("/runs/wait")
 async def wait_stateless(body: RunCreate, request: Request) -> Response:
     thread_id = str(uuid.uuid4())
+    body = body.model_copy(update={"if_not_exists": "create"})
     try:
         _, out = await _wait(request, thread_id, body)
     finally:
@@ -135,36 +198,117 @@ def _event(name: str, data: Any, event_id: int | None = None) -> bytes:
     return f"{head}event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-async def _sse(request: Request, thread_id: str, body: RunCreate, run_id: str,
-               stateless: bool = False) -> AsyncIterator[bytes]:
-    server = request.app.state.server
-    asked = [body.stream_mode] if isinstance(body.stream_mode, str) else body.stream_mode
-    modes = [MODES[m] for m in asked if m in MODES]
-    names = {v: k for k, v in MODES.items() if k in asked}
-    remote = server.gc.graph(server.graph_of(body.assistant_id))
-    n = 0
-    yield _event("metadata", {"run_id": run_id, "attempt": 1}, n if body.stream_resumable
-                 else None)
+async def _events(server: Any, thread_id: str, run_id: str, remote: Any, modes: list[str],
+                  subgraphs: bool, *, from_offset: int = 0, ids: bool = False
+                  ) -> AsyncIterator[bytes]:
+    """The run's SSE events from the thread's live stream, then `error` if it failed."""
+    gc = server.gc
+    wid = gc.workflow_id(thread_id)
+    handle = gc.client.get_workflow_handle(wid)
+    outcome = asyncio.ensure_future(_outcome(server, thread_id, run_id))
+    asked = {MODES[m]: m for m in modes if m in MODES}
     try:
-        async for item in remote.astream(_input(body), _config(body, thread_id),
-                                         stream_mode=modes or ["values"], subgraphs=True,
-                                         **_options(body)):
-            ns, mode, chunk = item if len(item) == 3 else (item[0], modes[0], item[1])
-            if not modes or (ns and not body.stream_subgraphs):
+        async for offset, event in _follow(gc, handle, outcome, from_offset, run_id, remote):
+            ns, mode, chunk = event if len(event) == 3 else ((), *event)
+            if mode not in asked or (ns and not subgraphs):
                 continue
-            name = names.get(mode, mode)
+            name = asked[mode]
             name = "messages" if name == "messages-tuple" else name
             if ns:
                 name = "|".join([name, *ns])
-            n += 1
-            yield _event(name, shapes.jsonable(chunk), n if body.stream_resumable else None)
-    except NodeFailedError as exc:
-        yield _event("error", {"error": exc.error_type, "message": exc.error_message})
-    except Exception as exc:  # the stream is open: the failure goes in it, as LangGraph's
-        yield _event("error", {"error": type(exc).__name__, "message": str(exc)})
+            yield _event(name, shapes.jsonable(chunk), offset if ids else None)
+        result = await outcome
     finally:
-        if stateless and body.on_completion == "delete":
-            await _forget(request, thread_id)
+        outcome.cancel()
+    if result is not None and result.status == "failed" and result.error:
+        e = result.error
+        yield _event("error", {"error": e.get("error_type") or e.get("type"),
+                               "message": e.get("error_message") or e.get("message")})
+    elif result is not None and result.error:
+        yield _event("error", {"error": result.error.get("type"),
+                               "message": result.error.get("message")})
+
+
+async def _follow(gc: Any, handle: Any, outcome: asyncio.Future[Any], from_offset: int,
+                  run_id: str, remote: Any) -> AsyncIterator[tuple[int, Any]]:
+    """(offset, event) of the run, read as `stream.follow` does (it ends with the run)."""
+    queue: asyncio.Queue[tuple[int, Any] | None] = asyncio.Queue()
+
+    def decode(data: Any) -> Any:
+        return serde.loads(data, remote.types)
+
+    async def pump() -> None:
+        try:
+            async for item in stream.read(gc.client, handle, from_offset=from_offset,
+                                          stream_id=run_id, decode=decode):
+                await queue.put(item)
+        finally:
+            await queue.put(None)
+
+    reader = asyncio.create_task(pump())
+    last = from_offset - 1
+    try:
+        while True:
+            get = asyncio.ensure_future(queue.get())
+            await asyncio.wait([get, outcome], return_when=asyncio.FIRST_COMPLETED)
+            if not get.done():
+                get.cancel()
+                break
+            item = get.result()
+            if item is None:
+                return
+            last = item[0]
+            yield item
+        # The run is over: what is left is in the log; read it to the end marker.
+        with contextlib.suppress(TimeoutError):
+            while (item := await asyncio.wait_for(queue.get(), stream.CATCH_UP)) is not None:
+                yield item
+            return
+        reader.cancel()
+        async for item in stream.read(gc.client, handle, from_offset=last + 1,
+                                      stream_id=run_id, decode=decode):
+            yield item
+    finally:
+        reader.cancel()
+
+
+async def _records(server: Any, thread_id: str) -> list[dict[str, Any]]:
+    """The thread's run records: from its workflow, or from its last run's result."""
+    desc = await describe(server.gc, thread_id)
+    handle = server.gc.client.get_workflow_handle(server.gc.workflow_id(thread_id),
+                                                  result_type=ThreadResult)
+    if desc.workflow_type != "GraphWorkflow":
+        return []
+    if desc.status == WorkflowExecutionStatus.RUNNING:
+        return list(await handle.query("runs"))
+    if desc.status == WorkflowExecutionStatus.COMPLETED:
+        return list((await handle.result()).runs)
+    return []
+
+
+async def _record(server: Any, thread_id: str, run_id: str) -> dict[str, Any]:
+    for r in await _records(server, thread_id):
+        if r.get("run_id") == run_id:
+            return r
+    raise NotFound(f"Run {run_id!r} not found on thread {thread_id!r}.")
+
+
+async def _outcome(server: Any, thread_id: str, run_id: str) -> RunResult | None:
+    """Wait for the run to end: its update's result (None if Temporal no longer has it)."""
+    record = await _record(server, thread_id, run_id)
+    handle = server.gc.client.get_workflow_handle(
+        server.gc.workflow_id(thread_id)).get_update_handle(
+        run_id, workflow_run_id=record.get("workflow_run_id"), result_type=RunResult)
+    try:
+        return await handle.result()
+    except WorkflowUpdateFailedError as exc:
+        cause = exc.cause
+        return RunResult(status="refused", error={"type": getattr(cause, "type", "") or
+                                                  type(cause).__name__, "message": str(cause)})
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            return None
+        raise
 
 
 def _check_modes(body: RunCreate) -> None:
@@ -176,24 +320,173 @@ def _check_modes(body: RunCreate) -> None:
                          f"{sorted([*MODES, *SILENT])}.")
 
 
-@router.post("/threads/{thread_id}/runs/stream")
-async def stream(thread_id: str, body: RunCreate, request: Request) -> Response:
+async def _start_stream(request: Request, thread_id: str, body: RunCreate,
+                        stateless: bool = False) -> Response:
     _check_modes(body)
-    request.app.state.server.graph_of(body.assistant_id)
-    run_id = str(uuid.uuid4())
-    where = f"/threads/{thread_id}/runs/{run_id}"
-    return StreamingResponse(_sse(request, thread_id, body, run_id),
-                             media_type="text/event-stream",
-                             headers={"Content-Location": where,
-                                      "Location": f"{where}/stream"})
+    run = _Run(request, thread_id, body)
+    await run.check_thread()
+    await run.send(background=True, modes=run.modes)
+
+    async def events() -> AsyncIterator[bytes]:
+        ids = body.stream_resumable
+        finished = False
+        try:
+            yield _event("metadata", {"run_id": run.run_id, "attempt": 1}, -1 if ids else None)
+            async for event in _events(run.server, thread_id, run.run_id, run.remote,
+                                       run.modes, body.stream_subgraphs, ids=ids):
+                yield event
+            finished = True
+        finally:
+            if not finished and body.on_disconnect == "cancel":
+                await _cancel_quietly(run.server, thread_id, run.run_id)
+            if stateless and body.on_completion == "delete":
+                await _forget(request, thread_id)
+
+    headers = {} if stateless else {"Content-Location": run.where,
+                                    "Location": f"{run.where}/stream"}
+    return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+
+
+@router.post("/threads/{thread_id}/runs/stream")
+async def stream_run(thread_id: str, body: RunCreate, request: Request) -> Response:
+    return await _start_stream(request, thread_id, body)
 
 
 @router.post("/runs/stream")
 async def stream_stateless(body: RunCreate, request: Request) -> Response:
+    body = body.model_copy(update={"if_not_exists": "create"})
+    return await _start_stream(request, str(uuid.uuid4()), body, stateless=True)
+
+
+@router.post("/threads/{thread_id}/runs")
+async def create(thread_id: str, body: RunCreate, request: Request) -> Response:
+    """A background run: answered as soon as the thread's workflow has taken it."""
     _check_modes(body)
-    request.app.state.server.graph_of(body.assistant_id)
-    return StreamingResponse(_sse(request, str(uuid.uuid4()), body, str(uuid.uuid4()),
-                                  stateless=True), media_type="text/event-stream")
+    run = _Run(request, thread_id, body)
+    await run.check_thread()
+    modes = run.modes if "stream_mode" in body.model_fields_set else BACKGROUND_MODES
+    await run.send(background=True, modes=modes)
+    record = await _record(run.server, thread_id, run.run_id)
+    return JSONResponse(shapes.run(record, thread_id),
+                        headers={"Content-Location": run.where})
+
+
+@router.post("/runs")
+async def create_stateless(body: RunCreate, request: Request) -> Response:
+    body = body.model_copy(update={"if_not_exists": "create"})
+    return await create(str(uuid.uuid4()), body, request)
+
+
+@router.get("/threads/{thread_id}/runs")
+async def list_runs(thread_id: str, request: Request, limit: int = 10, offset: int = 0,
+                    status: str | None = None) -> list[dict[str, Any]]:
+    records = await _records(request.app.state.server, thread_id)
+    rows = [r for r in reversed(records) if status is None or r.get("status") == status]
+    return [shapes.run(r, thread_id) for r in rows[offset:offset + limit]]
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}")
+async def get_run(thread_id: str, run_id: str, request: Request) -> dict[str, Any]:
+    return shapes.run(await _record(request.app.state.server, thread_id, run_id), thread_id)
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/join")
+async def join(thread_id: str, run_id: str, request: Request) -> Response:
+    """Wait for the run to end; answers the thread's state then, as `wait` does."""
+    server = request.app.state.server
+    result = await _outcome(server, thread_id, run_id)
+    remote = await _thread_graph(server, thread_id)
+    if result is None or result.status == "cancelled":
+        snap = await remote.aget_state(_cfg(thread_id))
+        out = dict(snap.values or {})
+        interrupts = [i for t in snap.tasks for i in t.interrupts]
+        if interrupts:
+            out["__interrupt__"] = interrupts
+        return JSONResponse(shapes.jsonable(out))
+    return JSONResponse(_output(result, remote))
+
+
+async def _thread_graph(server: Any, thread_id: str) -> Any:
+    from graphrun.client import GRAPH_NAME
+
+    desc = await describe(server.gc, thread_id)
+    return server.gc.graph(desc.typed_search_attributes.get(GRAPH_NAME) or "")
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/stream")
+async def join_stream(thread_id: str, run_id: str, request: Request,
+                      stream_mode: Annotated[list[str] | None, Query()] = None,
+                      cancel_on_disconnect: bool = False) -> Response:
+    """The run's events from now, or after `Last-Event-ID` (an event id this API gave)."""
+    server = request.app.state.server
+    record = await _record(server, thread_id, run_id)
+    remote = await _thread_graph(server, thread_id)
+    last = request.headers.get("last-event-id")
+    try:
+        from_offset = int(last) + 1 if last is not None else None
+    except ValueError:
+        raise ValueError(f"Last-Event-ID must be an event id this API sent, not {last!r:.40}"
+                         ) from None
+    if from_offset is None:  # "from now on": the end of the log as it stands
+        end = await remote._stream_end(server.gc.workflow_id(thread_id))
+        from_offset = end[1] if record.get("status") in ("pending", "running") else 0
+    modes = stream_mode or [*MODES]
+
+    async def events() -> AsyncIterator[bytes]:
+        finished = False
+        try:
+            async for event in _events(server, thread_id, run_id, remote, modes, True,
+                                       from_offset=from_offset, ids=True):
+                yield event
+            finished = True
+        finally:
+            if not finished and cancel_on_disconnect:
+                await _cancel_quietly(server, thread_id, run_id)
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
+@router.post("/threads/{thread_id}/runs/{run_id}/cancel")
+async def cancel(thread_id: str, run_id: str, request: Request, wait: bool = False,
+                 action: Literal["interrupt", "rollback"] = "interrupt") -> Response:
+    server = request.app.state.server
+    record = await _record(server, thread_id, run_id)
+    if record.get("status") not in ("pending", "running"):
+        raise Conflict(f"Run {run_id!r} is {record.get('status')}: only a pending or "
+                       f"running run can be cancelled.")
+    handle = server.gc.client.get_workflow_handle(server.gc.workflow_id(thread_id))
+    try:
+        await handle.execute_update("cancel_run", args=[run_id, action])
+    except WorkflowUpdateFailedError as exc:
+        raise Conflict(f"Run {run_id!r} could not be cancelled: {exc.cause}") from exc
+    if wait:
+        await _outcome(server, thread_id, run_id)
+        return Response(status_code=204)
+    return Response(status_code=202)
+
+
+async def _cancel_quietly(server: Any, thread_id: str, run_id: str) -> None:
+    """A streaming client left with `on_disconnect="cancel"`: stop its run if it runs."""
+    handle = server.gc.client.get_workflow_handle(server.gc.workflow_id(thread_id))
+    with contextlib.suppress(Exception):
+        await handle.execute_update("cancel_run", args=[run_id, "interrupt"])
+
+
+@router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204)
+async def delete_run(thread_id: str, run_id: str, request: Request) -> Response:
+    server = request.app.state.server
+    await _record(server, thread_id, run_id)
+    handle = server.gc.client.get_workflow_handle(server.gc.workflow_id(thread_id))
+    try:
+        await handle.execute_update("delete_run", args=[run_id])
+    except WorkflowUpdateFailedError as exc:
+        raise Conflict(str(exc.cause)) from exc
+    except RPCError as exc:  # the thread's workflow has closed: its records stay as they are
+        if exc.status != RPCStatusCode.NOT_FOUND:
+            raise
+        raise Conflict(f"Thread {thread_id!r} has no workflow running; its run records "
+                       f"are kept with its last run.") from exc
+    return Response(status_code=204)
 
 
 async def _forget(request: Request, thread_id: str) -> None:

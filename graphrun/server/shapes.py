@@ -93,3 +93,12 @@ def thread(thread_id: str, *, graph_id: str | None, status: str | None,
             "metadata": metadata, "status": THREAD_STATUS.get(status, "idle"),
             "values": jsonable(snap.values) if snap else None, "interrupts": interrupts,
             "config": {}, "error": jsonable(error) if error else None}
+
+
+def run(record: dict[str, Any], thread_id: str) -> dict[str, Any]:
+    """A run record the thread's workflow keeps, as LangGraph's `Run`."""
+    return {"run_id": record["run_id"], "thread_id": thread_id,
+            "assistant_id": record.get("assistant_id"),
+            "created_at": record.get("created_at"), "updated_at": record.get("updated_at"),
+            "status": record.get("status", "pending"), "metadata": record.get("metadata") or {},
+            "multitask_strategy": record.get("multitask_strategy", "enqueue"), "kwargs": {}}

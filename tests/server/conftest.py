@@ -34,7 +34,27 @@ class _Order(TypedDict):
 broken = (StateGraph(_Order).add_node("charge", _broken).add_edge(START, "charge")
           .compile(name="broken"))
 
-GRAPHS = {"purchase": purchase.graph, "agent": agent_approval.agent, "broken": broken}
+
+class _Slow(TypedDict):
+    seconds: float
+    done: list[str]
+
+
+async def _wait(state: dict) -> dict:
+    await asyncio.sleep(state["seconds"])
+    return {"done": [*state.get("done", []), "wait"]}
+
+
+def _after(state: dict) -> dict:
+    return {"done": [*state.get("done", []), "after"]}
+
+
+# A node that takes `seconds`: runs to cancel, interrupt, roll back and queue behind.
+slow = (StateGraph(_Slow).add_node("first", _after).add_node("wait", _wait)
+        .add_edge(START, "first").add_edge("first", "wait").compile(name="slow"))
+
+GRAPHS = {"purchase": purchase.graph, "agent": agent_approval.agent, "broken": broken,
+          "slow": slow}
 
 
 async def _polling(client: Any, queue: str) -> None:
@@ -85,8 +105,7 @@ class _ApiHost:
 
         client = await Client.connect(address, data_converter=data_converter)
         app = build_app(GraphClient(client, task_queue=self.queue),
-                        {"purchase": purchase.graph, "agent": agent_approval.graph,
-                         "broken": broken})
+                        {**GRAPHS, "agent": agent_approval.graph})
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
                                                     log_level="warning", lifespan="off"))
         async with create_worker(client, GRAPHS, task_queue=self.queue):

@@ -1,0 +1,155 @@
+"""Runs through LangGraph's SDK: background runs, their records, join, join stream with
+Last-Event-ID, cancel, multitask strategies, delete."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+PURCHASE = {"item": "GPU rental, 8 hours", "amount": 96.0, "status": "pending"}
+
+
+async def _until(check: Any, timeout: float = 15.0) -> Any:
+    """Poll `check()` until it returns something truthy."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        found = await check()
+        if found or asyncio.get_running_loop().time() > deadline:
+            return found
+        await asyncio.sleep(0.05)
+
+
+async def _running(client: Any, tid: str, run_id: str) -> bool:
+    return (await client.runs.get(tid, run_id))["status"] == "running"
+
+
+async def test_background_run_is_recorded_joined_and_listed(api_url: str) -> None:
+    client = get_client(url=api_url)
+    tid = str(uuid.uuid4())
+    run = await client.runs.create(tid, "purchase", input=PURCHASE, if_not_exists="create",
+                                   metadata={"source": "test"})
+    assert run["status"] in ("pending", "running", "success")
+    assert run["thread_id"] == tid and run["metadata"] == {"source": "test"}
+    out = await client.runs.join(tid, run["run_id"])
+    assert out["__interrupt__"][0]["value"]["amount"] == 96.0
+    got = await client.runs.get(tid, run["run_id"])
+    assert got["status"] == "success"  # a run that stops at interrupt() ends `success`
+    assert (await client.threads.get(tid))["status"] == "interrupted"
+    second = await client.runs.create(tid, "purchase", command={"resume": True})
+    await client.runs.join(tid, second["run_id"])
+    listed = await client.runs.list(tid)
+    assert [r["run_id"] for r in listed] == [second["run_id"], run["run_id"]]  # newest first
+    assert [r["status"] for r in listed] == ["success", "success"]
+    assert (await client.threads.get_state(tid))["values"]["status"] == "charged"
+
+
+async def test_unknown_run_and_unknown_thread_are_404(api_url: str) -> None:
+    async with httpx.AsyncClient(base_url=api_url) as http:
+        missing = await http.get(f"/threads/{uuid.uuid4()}/runs/{uuid.uuid4()}")
+        assert missing.status_code == 404
+        # LangGraph's default for a run on a thread that does not exist: reject.
+        refused = await http.post(f"/threads/{uuid.uuid4()}/runs",
+                                  json={"assistant_id": "purchase", "input": PURCHASE})
+        assert refused.status_code == 404
+
+
+async def test_resumable_stream_goes_on_after_last_event_id(api_url: str) -> None:
+    client = get_client(url=api_url)
+    tid = str(uuid.uuid4())
+    first: list[Any] = []
+    async for part in client.runs.stream(tid, "purchase", input=PURCHASE,
+                                         stream_mode=["values", "updates"],
+                                         if_not_exists="create", stream_resumable=True):
+        first.append(part)
+    assert first[0].event == "metadata"
+    run_id = first[0].data["run_id"]
+    ids = [p.id for p in first[1:]]
+    assert len(ids) >= 3 and all(i is not None for i in ids)
+    assert [int(i) for i in ids] == sorted(int(i) for i in ids)
+    # A client that lost the connection after the second event reads the rest once.
+    rest = [p async for p in client.runs.join_stream(tid, run_id, last_event_id=ids[1],
+                                                     stream_mode=["values", "updates"])]
+    assert [p.id for p in rest] == ids[2:]
+    assert [p.data for p in rest] == [p.data for p in first[3:]]
+
+
+async def test_cancel_interrupts_a_running_run_and_the_thread_goes_on(api_url: str) -> None:
+    client = get_client(url=api_url)
+    tid = str(uuid.uuid4())
+    run = await client.runs.create(tid, "slow", input={"seconds": 30, "done": []},
+                                   if_not_exists="create")
+    assert await _until(lambda: _running(client, tid, run["run_id"]))
+    await client.runs.cancel(tid, run["run_id"], wait=True)
+    assert (await client.runs.get(tid, run["run_id"]))["status"] == "interrupted"
+    state = await client.threads.get_state(tid)
+    assert state["next"] == ["wait"]  # the thread stays at its last checkpoint
+    assert state["values"]["done"] == ["after"]
+    # LangGraph's cancel of a finished run: 409.
+    async with httpx.AsyncClient(base_url=api_url) as http:
+        again = await http.post(f"/threads/{tid}/runs/{run['run_id']}/cancel")
+        assert again.status_code == 409
+    await client.threads.update_state(tid, {"seconds": 0})
+    out = await client.runs.wait(tid, "slow", input=None)
+    assert out["done"] == ["after", "wait"]
+
+
+async def test_multitask_reject_enqueue_interrupt_rollback(api_url: str) -> None:
+    client = get_client(url=api_url)
+    tid = str(uuid.uuid4())
+    busy = await client.runs.create(tid, "slow", input={"seconds": 30, "done": []},
+                                    if_not_exists="create")
+    assert await _until(lambda: _running(client, tid, busy["run_id"]))
+    async with httpx.AsyncClient(base_url=api_url) as http:
+        refused = await http.post(f"/threads/{tid}/runs", json={
+            "assistant_id": "slow", "input": {"seconds": 0}, "multitask_strategy": "reject"})
+        assert refused.status_code == 409, refused.text
+    queued = await client.runs.create(tid, "slow", input={"seconds": 0, "done": ["q"]})
+    assert (await client.runs.get(tid, queued["run_id"]))["status"] == "pending"
+    # "interrupt" stops the running run and the queued one; its own run then goes.
+    taker = await client.runs.create(tid, "slow", input={"seconds": 0, "done": ["i"]},
+                                     multitask_strategy="interrupt")
+    out = await client.runs.join(tid, taker["run_id"])
+    assert out["done"] == ["i", "after", "wait"]
+    statuses = {r["run_id"]: r["status"] for r in await client.runs.list(tid)}
+    assert statuses == {busy["run_id"]: "interrupted", queued["run_id"]: "interrupted",
+                        taker["run_id"]: "success"}
+    # "rollback" drops the interrupted run and what it wrote.
+    history = len(await client.threads.get_history(tid, limit=100))
+    slow = await client.runs.create(tid, "slow", input={"seconds": 30, "done": ["r"]})
+    assert await _until(lambda: _running(client, tid, slow["run_id"]))
+    assert (await client.threads.get_state(tid))["values"]["done"] == ["r", "after"]
+    last = await client.runs.create(tid, "slow", input={"seconds": 0, "done": ["z"]},
+                                    multitask_strategy="rollback")
+    assert (await client.runs.join(tid, last["run_id"]))["done"] == ["z", "after", "wait"]
+    runs = [r["run_id"] for r in await client.runs.list(tid)]
+    assert slow["run_id"] not in runs and last["run_id"] in runs
+    values = [h["values"].get("done") for h in await client.threads.get_history(tid, limit=100)]
+    assert ["r", "after"] not in values and len(values) == history + 4
+
+
+async def test_delete_run(api_url: str) -> None:
+    client = get_client(url=api_url)
+    tid = str(uuid.uuid4())
+    run = await client.runs.create(tid, "purchase", input=PURCHASE, if_not_exists="create")
+    await client.runs.join(tid, run["run_id"])
+    await client.runs.delete(tid, run["run_id"])
+    async with httpx.AsyncClient(base_url=api_url) as http:
+        assert (await http.get(f"/threads/{tid}/runs/{run['run_id']}")).status_code == 404
+
+
+@pytest.mark.parametrize("path", ["/runs", "/runs/wait"])
+async def test_stateless_runs(api_url: str, path: str) -> None:
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+        answer = await http.post(path, json={"assistant_id": "broken",
+                                             "input": {"item": "x"}})
+        assert answer.status_code == 200
+        if path == "/runs/wait":
+            assert answer.json()["__error__"] == {"error": "ValueError",
+                                                  "message": "card declined"}
+        else:
+            assert answer.json()["status"] in ("pending", "running", "error")
