@@ -228,3 +228,25 @@ def _agent() -> Any:
 
 
 GRAPHS["agent"] = _agent()
+
+
+# -- slow: START -> first -> wait (sleeps `seconds`) -> END: runs to cancel and interrupt --
+class SlowState(TypedDict, total=False):
+    seconds: float
+    done: list[str]
+
+
+async def _slow_wait(state: SlowState) -> dict[str, Any]:
+    import asyncio
+
+    await asyncio.sleep(state.get("seconds", 0))
+    return {"done": [*state.get("done", []), "wait"]}
+
+
+slow = (StateGraph(SlowState)
+        .add_node("first", lambda s: {"done": [*s.get("done", []), "first"]})
+        .add_node("wait", _slow_wait)
+        .add_edge(START, "first").add_edge("first", "wait").add_edge("wait", END)
+        .compile(name="slow"))
+
+GRAPHS["slow"] = slow

@@ -302,10 +302,37 @@ async def record_agent(gc: GraphClient) -> None:
     await _save(await _finish(gc, "agent"), "agent")
 
 
+async def record_runs(gc: GraphClient) -> None:
+    """slow, as the Server API runs it: named runs with records, metadata set by signal,
+    a background run cancelled while it runs, a queued one cancelled with "rollback", a
+    record deleted, a last run with multitask "interrupt"."""
+    g, cfg = gc.graph("slow"), _cfg("runs")
+    handle = gc.client.get_workflow_handle(gc.workflow_id("runs"))
+    record = {"assistant_id": "slow", "metadata": {"by": "replay"}}
+    out = await g._run({"seconds": 30}, cfg, {"interrupt_after": ["first"]}, run_id="run-0",
+                       record=record)
+    assert out.status == "interrupted", out
+    await handle.signal("set_metadata", {"owner": "ops"})
+    await g._run(None, cfg, {}, run_id="run-1", record=record, background=True)
+    while (await handle.query("runs"))[-1]["status"] != "running":
+        await asyncio.sleep(0.05)
+    await g._run({"seconds": 0}, cfg, {}, run_id="run-2", record=record, background=True)
+    await handle.execute_update("cancel_run", args=["run-2", "rollback"])
+    await handle.execute_update("cancel_run", args=["run-1", "interrupt"])
+    await handle.execute_update("delete_run", args=["run-0"])
+    await g._run(None, cfg, {}, run_id="run-3", record=record, background=True)
+    out = await g._run({"seconds": 0, "done": ["i"]}, cfg, {}, run_id="run-4", record=record,
+                       multitask="interrupt")
+    assert out.status == "done", out
+    runs = {r["run_id"]: r["status"] for r in await handle.query("runs")}
+    assert runs == {"run-1": "interrupted", "run-3": "interrupted", "run-4": "success"}, runs
+    await _save(await _finish(gc, "runs"), "runs")
+
+
 RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
              "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update",
-             "streamed", "agent"]
+             "streamed", "agent", "runs"]
 
 
 async def main(names: list[str]) -> None:
