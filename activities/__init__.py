@@ -1,5 +1,6 @@
 """Temporal activities of graphrun (installed as graphrun.activities)."""
 
 from graphrun.activities.nodes import route_update, run_node
+from graphrun.activities.webhook import send_webhook
 
-__all__ = ["route_update", "run_node"]
+__all__ = ["route_update", "run_node", "send_webhook"]

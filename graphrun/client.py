@@ -379,14 +379,16 @@ class RemoteGraph:
                    options: Mapping[str, Any], *, stream: bool = False, stream_to: str = "",
                    accepted: Callable[[str], None] | None = None, run_id: str | None = None,
                    record: Mapping[str, Any] | None = None, multitask: str = "",
-                   background: bool = False) -> RunResult:
+                   background: bool = False, webhook: str = "", after_seconds: float = 0
+                   ) -> RunResult:
         """Invoke the thread and wait for the run to stop. `accepted` is told the workflow
         run id once the workflow has taken the invocation (a live reader starts then).
 
         `run_id` names the run (the invoke update's id: join and cancel find it by it),
         `record` is kept as the run's record (the Server API's run fields), `multitask`
         says what happens to runs already on the thread (InvokeRequest.multitask), and
-        `background` returns a "running" RunResult as soon as the workflow took the run."""
+        `background` returns a "running" RunResult as soon as the workflow took the run;
+        the run is POSTed to `webhook` when it ends, and starts `after_seconds` late."""
         state.root_only(config, "run")
         if is_langgraph_value(input):  # LangGraph's Command, from code ported as is
             from graphrun.bridge.run import to_graphrun
@@ -404,7 +406,8 @@ class RemoteGraph:
                             interrupt_before=_names(options.get("interrupt_before")),
                             interrupt_after=_names(options.get("interrupt_after")),
                             context=self._send(options.get("context"), "the context"),
-                            run=dict(record or {}), multitask=multitask)
+                            run=dict(record or {}), multitask=multitask, webhook=webhook,
+                            after_seconds=after_seconds)
         if background:
             accepted = accepted or (lambda _: None)
         wid = self.gc.workflow_id(tid)

@@ -115,6 +115,19 @@ class InvokeRequest(_Wire):
     # this run if one is pending or running, "interrupt" stops them (their checkpoints
     # kept), "rollback" stops them and drops what they wrote.
     multitask: str = ""
+    webhook: str = ""  # POSTed the run's record and values when it ends (send_webhook)
+    after_seconds: float = 0  # the run waits this long before it starts
+
+
+class WebhookCall(_Wire):
+    """The send_webhook activity's input: where to, and the finished run."""
+
+    url: str
+    graph: str
+    thread_id: str
+    run: dict[str, Any] = {}  # the run's record
+    values: Any = None  # typed JSON of the thread's values
+    error: dict[str, str] | None = None
 
 
 class RunResult(_Wire):

@@ -42,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
         StartRequest,
         ThreadResult,
         UpdateCall,
+        WebhookCall,
     )
     from graphrun.runner import node_writes, run_task
     from graphrun.serde import InputLimits
@@ -95,6 +96,8 @@ class _Invocation:
     stream_to: str = ""  # publish the run's chunks live, tagged with this id
     run_id: str = ""  # the invoke update's id: the run's id (its record, cancel_run)
     cancel: str = ""  # "interrupt" or "rollback" once cancel_run (or a multitask) asked
+    webhook: str = ""
+    after_seconds: float = 0
 
 
 @workflow.defn(name="GraphWorkflow")
@@ -175,7 +178,6 @@ class GraphWorkflow:
             item = self._inbox.pop(0)
             self._busy = True
             self._current = item
-            self._set_run(item, "running")
             before = list(self._thread.checkpoints), self._status
             try:
                 # A task of its own, so that cancel_run (or a multitask) can stop it.
@@ -191,6 +193,8 @@ class GraphWorkflow:
             self._results[item.number] = self._result(result)
             self._set_run(item, "error" if result.error is not None and result.status != "failed"
                           else RUN_OUTCOME.get(result.status, "error"), result.error)
+            if item.webhook:
+                await self._send_webhook(item, result)
             if item.stream_to:
                 self._chunks.publish({"id": item.stream_to, "end": True})
             self._track_deadlines()
@@ -284,6 +288,20 @@ class GraphWorkflow:
         self._end_run(item, item.cancel)
         return result
 
+    async def _send_webhook(self, item: _Invocation, result: RunResult) -> None:
+        """POST the finished run to its webhook (an activity: the network is not here).
+        A webhook that keeps failing is logged; the thread goes on."""
+        record = next((r for r in self._runs if r["run_id"] == item.run_id), {})
+        try:
+            await workflow.execute_activity(
+                "send_webhook", WebhookCall(url=item.webhook, graph=self._req.graph,
+                                            thread_id=self._thread.thread_id, run=record,
+                                            values=result.values, error=result.error),
+                start_to_close_timeout=timedelta(seconds=30), summary="webhook",
+                retry_policy=TemporalRetryPolicy(maximum_attempts=3))
+        except ActivityError as exc:
+            workflow.logger.warning("webhook of run %s failed: %s", item.run_id, exc.cause)
+
     def _values(self) -> Any:
         if self._thread.head is None:
             return {}
@@ -342,6 +360,9 @@ class GraphWorkflow:
     async def _process(self, item: _Invocation) -> RunResult:
         if item.refusal is not None:
             return self._refused(item, item.refusal)
+        if item.after_seconds > 0:  # a run asked to start later (a durable timer)
+            await workflow.sleep(item.after_seconds)
+        self._set_run(item, "running")
         self._payload_limit = self._limit_for(item)
         before = self._status
         try:
@@ -606,6 +627,7 @@ class GraphWorkflow:
                           stream_to=req.stream_to)
         item = self._inbox[-1]
         item.run_id = workflow.current_update_info().id  # type: ignore[union-attr]
+        item.webhook, item.after_seconds = req.webhook, req.after_seconds
         self._record_run(item, req.run)
         with self._handling_update():
             await workflow.wait_condition(lambda: n in self._results)

@@ -7,6 +7,16 @@ own, so any number of processes can serve the same threads. Needs
 `pip install 'graphrun[server]'`; `graphrun serve` runs it with uvicorn.
 """
 
-from graphrun.server.app import build_app
+from typing import Any
 
 __all__ = ["build_app"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on use, so a worker without the `server` extra can read the JSON shapes
+    # (graphrun.server.shapes) its webhook activity sends.
+    if name == "build_app":
+        from graphrun.server.app import build_app
+
+        return build_app
+    raise AttributeError(name)

@@ -17,6 +17,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -70,8 +71,10 @@ class RunCreate(BaseModel):
 
 
 def _refuse_unsupported(body: RunCreate) -> None:
-    if body.after_seconds or body.webhook:
-        raise ValueError("after_seconds and webhook are not supported yet.")
+    if body.webhook and urlsplit(body.webhook).scheme not in ("http", "https"):
+        raise ValueError(f"webhook must be an http(s) URL, not {body.webhook!r:.80}.")
+    if body.after_seconds is not None and body.after_seconds < 0:
+        raise ValueError("after_seconds must be 0 or more.")
 
 
 def _input(body: RunCreate) -> Any:
@@ -141,7 +144,7 @@ class _Run:
             _input(b), _config(b, self.thread_id), options, stream=live,
             stream_to=self.run_id if live else "", run_id=self.run_id, record=record,
             multitask="" if b.multitask_strategy == "enqueue" else b.multitask_strategy,
-            background=background)
+            background=background, webhook=b.webhook or "", after_seconds=b.after_seconds or 0)
         return result
 
     async def check_thread(self) -> None:

@@ -153,3 +153,46 @@ async def test_stateless_runs(api_url: str, path: str) -> None:
                                                   "message": "card declined"}
         else:
             assert answer.json()["status"] in ("pending", "running", "error")
+
+
+async def test_webhook_gets_the_finished_run_and_after_seconds_delays_it(api_url: str) -> None:
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    got: list[Any] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            got.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    hook = HTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    try:
+        client = get_client(url=api_url)
+        tid = str(uuid.uuid4())
+        url = f"http://127.0.0.1:{hook.server_address[1]}/done"
+        run = await client.runs.create(tid, "purchase", input=PURCHASE, webhook=url,
+                                       after_seconds=1, if_not_exists="create")
+        assert (await client.runs.get(tid, run["run_id"]))["status"] == "pending"
+        await client.runs.join(tid, run["run_id"])
+        assert await _until(lambda: asyncio.sleep(0, got))
+        assert got[0]["run_id"] == run["run_id"] and got[0]["thread_id"] == tid
+        assert got[0]["status"] == "success" and got[0]["values"]["amount"] == 96.0
+        done = await client.runs.get(tid, run["run_id"])
+        from datetime import datetime
+
+        took = (datetime.fromisoformat(done["updated_at"])
+                - datetime.fromisoformat(done["created_at"])).total_seconds()
+        assert took >= 1.0
+    finally:
+        hook.shutdown()
+    async with httpx.AsyncClient(base_url=api_url) as http:
+        bad = await http.post("/runs", json={"assistant_id": "purchase", "input": PURCHASE,
+                                             "webhook": "file:///etc/passwd"})
+        assert bad.status_code == 422
