@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
+import inspect
 import json
 import os
 import sys
@@ -31,8 +33,52 @@ def load_config(path: str | Path) -> dict[str, Any]:
     graphs: dict[str, Any] = {}
     for graph_id, ref in config["graphs"].items():
         obj = _load(file.parent, graph_id, ref)
+        if _is_factory(obj):
+            obj = _from_factory(graph_id, obj)
         graphs[graph_id] = as_graphrun(obj, graph_id) if not hasattr(obj, "spec") else obj
     return graphs
+
+
+def _is_factory(obj: Any) -> bool:
+    """A function that makes the graph (LangGraph's server allows one), not a graph."""
+    from graphrun.bridge import is_langgraph
+
+    return (inspect.isfunction(obj) or inspect.ismethod(obj)) and not is_langgraph(obj) \
+        and not hasattr(obj, "spec")
+
+
+def _from_factory(graph_id: str, factory: Any) -> Any:
+    """The graph a factory makes, called once when the graphs are loaded with an empty
+    config: a workflow needs one fixed shape per graph id, so unlike LangGraph's server
+    the factory is not called again for each run. It may take the config or nothing,
+    be async, or be a (async) context manager that yields the graph."""
+    takes = len(inspect.signature(factory).parameters)
+    made = factory({"configurable": {}}) if takes else factory()
+    if inspect.isawaitable(made):
+        made = _run(_awaited(made))
+    if hasattr(made, "__aenter__"):
+        made = _run(made.__aenter__())  # kept open for the life of the process
+    elif hasattr(made, "__enter__") and not hasattr(made, "invoke"):
+        made = made.__enter__()
+    if made is None:
+        raise ConfigError(f"graph {graph_id!r}: its factory returned nothing.")
+    return made
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+def _run(coro: Any) -> Any:
+    """Run a factory's coroutine to its end, also when called from inside a loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def _load(base: Path, graph_id: str, ref: Any) -> Any:
