@@ -196,3 +196,20 @@ async def test_webhook_gets_the_finished_run_and_after_seconds_delays_it(api_url
         bad = await http.post("/runs", json={"assistant_id": "purchase", "input": PURCHASE,
                                              "webhook": "file:///etc/passwd"})
         assert bad.status_code == 422
+
+
+async def test_join_stream_of_a_run_that_ended_the_thread(api_url: str) -> None:
+    """The thread's workflow closed with the run: its stream is read from the closed run."""
+    client = get_client(url=api_url)
+    tid = str(uuid.uuid4())
+    await client.runs.wait(tid, "purchase", input=PURCHASE, if_not_exists="create")
+    parts = [p async for p in client.runs.stream(tid, "purchase", command={"resume": True},
+                                                 stream_mode="updates",
+                                                 stream_resumable=True)]
+    assert (await client.threads.get(tid))["status"] == "idle"
+    run_id = parts[0].data["run_id"]
+    updates = [p for p in parts[1:] if p.event == "updates"]
+    assert len(updates) >= 2
+    rest = [p async for p in client.runs.join_stream(tid, run_id, stream_mode="updates",
+                                                     last_event_id=updates[0].id)]
+    assert [p.data for p in rest] == [p.data for p in updates[1:]]
