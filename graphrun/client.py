@@ -433,10 +433,11 @@ class RemoteGraph:
                 # New input: one call starts a new thread or reaches a running one; only
                 # a thread whose run finished is refused, and is then seeded below.
                 try:
-                    return await self._start_with(
+                    started: RunResult = await self._start_with(
                         "invoke", [req], RunResult, tid, None,
                         WorkflowIDReusePolicy.REJECT_DUPLICATE, accepted,
                         update_id=run_id, memo=self._memo({}, record), background=background)
+                    return started
                 except WorkflowAlreadyStartedError:
                     pass
             finished, metadata = await self._prior(wid)
@@ -451,11 +452,11 @@ class RemoteGraph:
                     return done  # read without fetching the whole thread
             seed, runs = (await self._thread_of(finished), await self._runs_of(finished)
                           ) if finished is not None else (None, [])
-            result: RunResult = await self._start_with(
+            seeded: RunResult = await self._start_with(
                 "invoke", [req], RunResult, tid, seed, WorkflowIDReusePolicy.ALLOW_DUPLICATE,
                 accepted, update_id=run_id, memo=self._memo(metadata, record), runs=runs,
                 background=background)
-            return result
+            return seeded
         except WorkflowUpdateFailedError as exc:
             raise _translate(exc) from exc
 

@@ -50,9 +50,13 @@ DYNAMIC_CONFIG: dict[str, object] = {
     # The stock dev server polls its transfer queue 20 times a second, which
     # paces back-to-back workflow tasks at ~50 ms each after about 20 of them.
     "history.transferProcessorMaxPollRPS": 1000,
+    # A deleted thread's closed runs go at once, not after their close reaches
+    # visibility (about half a minute on the stock dev server).
+    "history.transferProcessorEnsureCloseBeforeDelete": False,
 }
 """Dynamic config passed to every dev server: the stock dev server paces workflow
-tasks at ~50 ms once ~20 run back to back (its transfer queue polls 20 times a second)."""
+tasks at ~50 ms once ~20 run back to back (its transfer queue polls 20 times a second),
+and deletes a closed run only once visibility has its close."""
 
 
 def _find_binary(name: str, distribution: str, env_var: str) -> str:

@@ -13,11 +13,14 @@ from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from graphrun import registry
-from graphrun.activities import route_update, run_node
+from graphrun.activities import route_update, run_node, send_webhook
+from graphrun.activities.cron import run_cron
 from graphrun.client import data_converter as _graphrun_data_converter
 from graphrun.client import graphrun_converter, with_data_converter
 from graphrun.serde import InputLimits
 from graphrun.workflows import GraphWorkflow
+from graphrun.workflows.records import AssistantRecord, CronRun
+from graphrun.workflows.thread_record import ThreadRecord
 
 
 def as_graphrun(graph: Any, name: str) -> Any:
@@ -84,7 +87,8 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
     client = with_data_converter(client)
     _register(graphs, _payload_limits(limits, client.data_converter))
     return Worker(client, task_queue=task_queue,
-                  workflows=[GraphWorkflow], activities=[run_node, route_update],
+                  workflows=[GraphWorkflow, ThreadRecord, AssistantRecord, CronRun],
+                  activities=[run_node, route_update, run_cron, send_webhook],
                   workflow_runner=_runner(), **worker_options)
 
 

@@ -16,7 +16,7 @@ from temporalio.service import RPCError
 
 from graphrun import errors
 from graphrun.client import GraphClient
-from graphrun.server import assistants, runs, threads
+from graphrun.server import assistants, crons, runs, threads
 from graphrun.server.context import Conflict, NotFound, Server
 
 # Headers a browser client must be allowed to read (LangGraph's SDK reads them).
@@ -57,11 +57,12 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     @app.get("/info")
     async def info() -> dict[str, Any]:
         return {"version": "0.1.0", "langgraph_py_version": None,
-                "flags": {"assistants": True, "crons": False, "langsmith": False,
+                "flags": {"assistants": True, "crons": True, "langsmith": False,
                           "strict_resume": True}}
 
     app.include_router(assistants.router)
     app.include_router(threads.router)
+    app.include_router(crons.router)  # before runs: /runs/crons is not a run id
     app.include_router(runs.router)
     return app
 

@@ -27,7 +27,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from graphrun import serde, stream
 from graphrun.payloads import RunResult, ThreadResult
-from graphrun.server import shapes
+from graphrun.server import assistants, shapes
 from graphrun.server.context import Conflict, NotFound
 from graphrun.server.threads import _cfg, describe
 from graphrun.types import Command, Send
@@ -114,15 +114,25 @@ BACKGROUND_MODES = ["values", "updates", "custom"]
 
 
 class _Run:
-    """One run about to be sent: its thread, id, graph, and the body as graphrun's call."""
+    """One run about to be sent: its thread, id, assistant, and the body as graphrun's
+    call (the assistant's config and context under the run's own)."""
 
-    def __init__(self, request: Request, thread_id: str, body: RunCreate) -> None:
+    def __init__(self, request: Request, thread_id: str, body: RunCreate,
+                 assistant: dict[str, Any]) -> None:
         self.server = request.app.state.server
-        self.thread_id, self.body = thread_id, body
+        self.thread_id = thread_id
+        config, context = assistants.run_presets(assistant, body.config, body.context)
+        self.body = body.model_copy(update={"config": config, "context": context})
+        self.assistant_id = assistant["assistant_id"]
         self.run_id = str(uuid.uuid4())
-        self.graph = self.server.graph_of(body.assistant_id)
+        self.graph = assistant["graph_id"]
         self.remote = self.server.gc.graph(self.graph)
         self.where = f"/threads/{thread_id}/runs/{self.run_id}"
+
+    @classmethod
+    async def of(cls, request: Request, thread_id: str, body: RunCreate) -> _Run:
+        server = request.app.state.server
+        return cls(request, thread_id, body, await assistants.resolve(server, body.assistant_id))
 
     @property
     def modes(self) -> list[str]:
@@ -135,10 +145,9 @@ class _Run:
         b = self.body
         options = _options(b)
         live = modes is not None
-        if live:
+        if modes is not None:
             options["stream_mode"] = [MODES[m] for m in modes if m in MODES] or ["values"]
-        record = {"assistant_id": shapes.assistant_id(self.graph) if b.assistant_id ==
-                  self.graph else b.assistant_id, "thread_id": self.thread_id,
+        record = {"assistant_id": self.assistant_id, "thread_id": self.thread_id,
                   "metadata": b.metadata or {}, "multitask_strategy": b.multitask_strategy}
         result: RunResult = await self.remote._run(
             _input(b), _config(b, self.thread_id), options, stream=live,
@@ -171,7 +180,7 @@ def _output(result: RunResult, remote: Any) -> Any:
 
 async def _wait(request: Request, thread_id: str, body: RunCreate) -> tuple[str, Any]:
     _refuse_unsupported(body)
-    run = _Run(request, thread_id, body)
+    run = await _Run.of(request, thread_id, body)
     await run.check_thread()
     result = await run.send(background=False)
     return run.run_id, _output(result, run.remote)
@@ -303,7 +312,8 @@ async def _outcome(server: Any, thread_id: str, run_id: str) -> RunResult | None
         server.gc.workflow_id(thread_id)).get_update_handle(
         run_id, workflow_run_id=record.get("workflow_run_id"), result_type=RunResult)
     try:
-        return await handle.result()
+        result: RunResult = await handle.result()
+        return result
     except WorkflowUpdateFailedError as exc:
         cause = exc.cause
         return RunResult(status="refused", error={"type": getattr(cause, "type", "") or
@@ -326,7 +336,7 @@ def _check_modes(body: RunCreate) -> None:
 async def _start_stream(request: Request, thread_id: str, body: RunCreate,
                         stateless: bool = False) -> Response:
     _check_modes(body)
-    run = _Run(request, thread_id, body)
+    run = await _Run.of(request, thread_id, body)
     await run.check_thread()
     await run.send(background=True, modes=run.modes)
 
@@ -365,7 +375,7 @@ async def stream_stateless(body: RunCreate, request: Request) -> Response:
 async def create(thread_id: str, body: RunCreate, request: Request) -> Response:
     """A background run: answered as soon as the thread's workflow has taken it."""
     _check_modes(body)
-    run = _Run(request, thread_id, body)
+    run = await _Run.of(request, thread_id, body)
     await run.check_thread()
     modes = run.modes if "stream_mode" in body.model_fields_set else BACKGROUND_MODES
     await run.send(background=True, modes=modes)

@@ -163,7 +163,7 @@ async def test_webhook_gets_the_finished_run_and_after_seconds_delays_it(api_url
     got: list[Any] = []
 
     class Hook(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             got.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
             self.send_response(200)
             self.end_headers()
