@@ -22,6 +22,10 @@ from graphrun.workflows import GraphWorkflow
 from graphrun.workflows.records import AssistantRecord, CronRun
 from graphrun.workflows.thread_record import ThreadRecord
 
+# The thread's workflow, and the Server API's records: a thread before its first run,
+# a user assistant, a cron's firing. Workers and replayers know them all.
+WORKFLOWS = [GraphWorkflow, ThreadRecord, AssistantRecord, CronRun]
+
 
 def as_graphrun(graph: Any, name: str) -> Any:
     """A LangGraph graph (e.g. from `create_agent`) converted with `from_langgraph`; its
@@ -87,7 +91,7 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
     client = with_data_converter(client)
     _register(graphs, _payload_limits(limits, client.data_converter))
     return Worker(client, task_queue=task_queue,
-                  workflows=[GraphWorkflow, ThreadRecord, AssistantRecord, CronRun],
+                  workflows=WORKFLOWS,
                   activities=[run_node, route_update, run_cron, send_webhook],
                   workflow_runner=_runner(), **worker_options)
 
@@ -107,5 +111,5 @@ def create_replayer(graphs: Mapping[str, Any], *, data_converter: DataConverter 
     """
     converter = graphrun_converter(data_converter or _graphrun_data_converter)
     _register(graphs, _payload_limits(limits, converter))  # decides as the worker did
-    return Replayer(workflows=[GraphWorkflow], data_converter=converter,
+    return Replayer(workflows=WORKFLOWS, data_converter=converter,
                     workflow_runner=_runner(), **replayer_options)

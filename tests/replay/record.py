@@ -329,10 +329,60 @@ async def record_runs(gc: GraphClient) -> None:
     await _save(await _finish(gc, "runs"), "runs")
 
 
+async def record_server_records(gc: GraphClient) -> None:
+    """The Server API's own workflows, through the API: a thread created before its first
+    run (ThreadRecord), a user assistant patched, set back and deleted (AssistantRecord),
+    a cron fired once on a thread (CronRun)."""
+    import httpx
+
+    from graphrun.server import build_app
+    from graphrun.workflows.records import assistant_workflow_id
+
+    app = build_app(gc, GRAPHS)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://api") as http:
+        r = await http.post("/threads", json={"thread_id": "record", "metadata": {"a": 1}})
+        assert r.status_code == 200, r.text
+        await _save(gc.client.get_workflow_handle(gc.workflow_id("record")), "thread_record")
+        a = (await http.post("/assistants", json={
+            "assistant_id": "00000000-0000-4000-8000-000000000001", "graph_id": "approval",
+            "config": {"recursion_limit": 5}})).json()
+        aid = a["assistant_id"]
+        assert (await http.patch(f"/assistants/{aid}", json={"metadata": {"v": 2}})
+                ).status_code == 200
+        assert (await http.post(f"/assistants/{aid}/latest", json={"version": 1})
+                ).status_code == 200
+        assert (await http.delete(f"/assistants/{aid}")).status_code == 204
+        handle = gc.client.get_workflow_handle(assistant_workflow_id(gc.id_prefix, aid))
+        await handle.result()
+        await _save(handle, "assistant_record")
+        await http.post("/threads", json={"thread_id": "cron-thread"})
+        cron = (await http.post("/threads/cron-thread/runs/crons", json={
+            "assistant_id": "approval", "schedule": "0 0 1 1 *",
+            "input": {"amount": 3}})).json()
+        schedule = gc.client.get_schedule_handle(
+            f"{gc.id_prefix}graphrun-cron-{cron['cron_id']}")
+        await schedule.trigger()
+        async for wf in gc.client.list_workflows("WorkflowType = 'CronRun'"):
+            fired = gc.client.get_workflow_handle(wf.id, run_id=wf.run_id)
+            break
+        else:
+            for _ in range(100):
+                await asyncio.sleep(0.1)
+                found = [wf async for wf in gc.client.list_workflows(
+                    "WorkflowType = 'CronRun'")]
+                if found:
+                    fired = gc.client.get_workflow_handle(found[0].id, run_id=found[0].run_id)
+                    break
+        await fired.result()
+        await _save(fired, "cron_run")
+        await http.delete(f"/runs/crons/{cron['cron_id']}")
+
+
 RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
              "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update",
-             "streamed", "agent", "runs"]
+             "streamed", "agent", "runs", "server_records"]
 
 
 async def main(names: list[str]) -> None:

@@ -37,7 +37,8 @@ def test_expected_histories_present() -> None:
                          "refused_attack.json", "empty_start.json", "copy_fork.json",
                          "approval_compact.json", "approval_status.json",
                          "functional.json", "bulk_update.json", "streamed.json",
-                         "agent.json", "runs.json"}
+                         "agent.json", "runs.json", "thread_record.json",
+                         "assistant_record.json", "cron_run.json"}
     assert (HISTORIES / STORED).exists()
     assert (HISTORIES / BAD).exists()
 
