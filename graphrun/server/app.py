@@ -17,7 +17,7 @@ from temporalio.service import RPCError
 from graphrun import errors
 from graphrun.client import GraphClient
 from graphrun.server import assistants, crons, runs, threads
-from graphrun.server.context import Conflict, NotFound, Server
+from graphrun.server.context import Conflict, NotFound, Server, Unavailable
 
 # Headers a browser client must be allowed to read (LangGraph's SDK reads them).
 EXPOSED = ["Content-Location", "Location", "X-Pagination-Next"]
@@ -49,6 +49,7 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
         app.add_exception_handler(exc_type, _error(status))
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(RPCError, _temporal)
+    app.add_exception_handler(RuntimeError, _runtime)
 
     @app.get("/ok")
     async def ok() -> dict[str, bool]:
@@ -85,7 +86,7 @@ def _auth(keys: list[str]) -> Callable[..., Awaitable[Response]]:
 
 
 _STATUS: dict[type[Exception], int] = {
-    NotFound: 404, errors.GraphNotFoundError: 422, Conflict: 409,
+    NotFound: 404, errors.GraphNotFoundError: 422, Conflict: 409, Unavailable: 503,
     errors.InvalidResumeError: 400, errors.EmptyInputError: 422,
     errors.InvalidUpdateError: 422, errors.UndeclaredTypeError: 422,
     errors.InputLimitError: 413, errors.RunNotFoundError: 404, errors.ThreadBusyError: 409,
@@ -106,6 +107,14 @@ async def _invalid(request: Request, exc: Exception) -> Response:
         detail = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""),
                    "type": e.get("type", "")} for e in exc.errors()]
     return JSONResponse({"detail": detail}, status_code=422)
+
+
+async def _runtime(request: Request, exc: Exception) -> Response:
+    # temporalio's client raises RuntimeError("Failed client connect: ...") when it
+    # cannot (re)connect: Temporal is down, as an RPCError says when it is reached.
+    if str(exc).startswith("Failed client connect"):
+        return await _temporal(request, exc)
+    raise exc
 
 
 async def _temporal(request: Request, exc: Exception) -> Response:

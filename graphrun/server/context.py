@@ -19,6 +19,10 @@ class Conflict(RuntimeError):
     """A thread that exists already, or is busy."""
 
 
+class Unavailable(RuntimeError):
+    """Temporal, or the workers that answer a thread's queries, did not answer in time."""
+
+
 
 class Server:
     """What every handler needs: the Temporal client and the graphs served."""

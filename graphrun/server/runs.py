@@ -16,6 +16,7 @@ import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -148,6 +149,7 @@ class _Run:
         if modes is not None:
             options["stream_mode"] = [MODES[m] for m in modes if m in MODES] or ["values"]
         record = {"assistant_id": self.assistant_id, "thread_id": self.thread_id,
+                  "stream_mode": modes or [],
                   "metadata": b.metadata or {}, "multitask_strategy": b.multitask_strategy}
         result: RunResult = await self.remote._run(
             _input(b), _config(b, self.thread_id), options, stream=live,
@@ -379,9 +381,13 @@ async def create(thread_id: str, body: RunCreate, request: Request) -> Response:
     await run.check_thread()
     modes = run.modes if "stream_mode" in body.model_fields_set else BACKGROUND_MODES
     await run.send(background=True, modes=modes)
-    record = await _record(run.server, thread_id, run.run_id)
-    return JSONResponse(shapes.run(record, thread_id),
-                        headers={"Content-Location": run.where})
+    # As LangGraph answers a new run: pending (it may have run already; `get` says).
+    now = datetime.now(UTC).isoformat()
+    return JSONResponse(shapes.run({
+        "run_id": run.run_id, "assistant_id": run.assistant_id, "status": "pending",
+        "created_at": now, "updated_at": now, "metadata": body.metadata or {},
+        "multitask_strategy": body.multitask_strategy}, thread_id),
+        headers={"Content-Location": run.where})
 
 
 @router.post("/runs")
@@ -443,7 +449,7 @@ async def join_stream(thread_id: str, run_id: str, request: Request,
     if from_offset is None:  # "from now on": the end of the log as it stands
         end = await remote._stream_end(server.gc.workflow_id(thread_id))
         from_offset = end[1] if record.get("status") in ("pending", "running") else 0
-    modes = stream_mode or [*MODES]
+    modes = stream_mode or record.get("stream_mode") or [*MODES]  # default: the run's own
 
     async def events() -> AsyncIterator[bytes]:
         finished = False

@@ -39,7 +39,7 @@ from graphrun import errors
 from graphrun.client import GRAPH_NAME, GRAPH_STATUS, GraphClient, ThreadInfo, _quote
 from graphrun.payloads import StartRequest, ThreadResult
 from graphrun.server import shapes
-from graphrun.server.context import Conflict, NotFound
+from graphrun.server.context import Conflict, NotFound, Unavailable
 from graphrun.types import StateSnapshot
 
 router = APIRouter(tags=["threads"])
@@ -53,6 +53,8 @@ SETTLE_SECONDS = 10.0
 SEARCH_SCAN = 1_000  # threads a search ranks at most: visibility cannot sort by them
 COUNT_SCAN = 10_000  # threads a count looks at, at most
 BATCH = 100  # runs per visibility query
+QUERY_TIMEOUT = 10.0  # seconds a thread's state query may take before a 503
+LISTED_QUERY_TIMEOUT = 3.0  # ... for a thread a search lists (shown without its values)
 
 SortBy = Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"]
 Status = Literal["idle", "busy", "interrupted", "error"]
@@ -165,14 +167,21 @@ async def read(server: Any, thread_id: str, *, listed: bool = False,
 
 async def _snapshot(server: Any, thread_id: str, graph_id: str | None, listed: bool
                     ) -> StateSnapshot | None:
+    """The thread's state, by query. A worker that went away is waited for by Temporal
+    for about half a minute: a listed thread gives up sooner, so a search stays quick."""
     try:
-        snap: StateSnapshot = await server.gc.graph(graph_id or "").aget_state(
-            _cfg(thread_id))
+        snap: StateSnapshot = await asyncio.wait_for(
+            server.gc.graph(graph_id or "").aget_state(_cfg(thread_id)),
+            LISTED_QUERY_TIMEOUT if listed else QUERY_TIMEOUT)
         return snap
-    except RPCError:
-        if not listed:
-            raise
-        return None
+    except (RPCError, TimeoutError) as exc:
+        if listed:
+            return None
+        if isinstance(exc, TimeoutError):
+            raise Unavailable(f"No worker answered thread {thread_id!r}'s query within "
+                              f"{QUERY_TIMEOUT:.0f}s: is a worker serving graph "
+                              f"{graph_id!r} running?") from None
+        raise
 
 
 def _cfg(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:

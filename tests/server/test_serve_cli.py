@@ -88,3 +88,30 @@ async def test_serve_and_worker_from_langgraph_json(dev_server: Any, temporal_cl
         for p in procs:
             p.kill()
             p.wait()
+
+
+async def test_temporal_unreachable_is_a_503_not_a_hang() -> None:
+    """The API's Temporal went away: a clear 503 within seconds, for reads and runs."""
+    import socket
+    import time
+
+    import httpx
+    from temporalio.client import Client
+
+    from examples import purchase
+    from graphrun.client import GraphClient, data_converter
+    from graphrun.server import build_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens here
+    client = await Client.connect(f"127.0.0.1:{port}", data_converter=data_converter,
+                                  lazy=True)
+    app = build_app(GraphClient(client), {"purchase": purchase.graph})
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://api", timeout=60) as http:
+        started = time.monotonic()
+        answer = await http.get("/threads/t-1")
+        assert answer.status_code == 503
+        assert "Temporal did not answer" in answer.json()["detail"]
+        assert time.monotonic() - started < 30
