@@ -97,6 +97,9 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+KEEP_ALIVE_SECONDS = 75  # the API's idle HTTP connections (see cmd_serve)
+
+
 def _connection_parent() -> _Parser:
     p = _Parser(add_help=False)
     g = p.add_argument_group("connection (flags override TEMPORAL_* environment variables)")
@@ -709,8 +712,11 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     _print([f"graphrun serve on http://{args.host}:{args.port} (Temporal {conn.address}, "
             f"task queue {conn.task_queue})", f"graphs: {', '.join(sorted(graphs))}",
             "the graphs run on workers: graphrun worker --config/--graph"])
+    # Idle keep-alive connections stay open longer than a client's pool keeps them
+    # (uvicorn's 5 s races clients reusing a connection as it closes).
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
-                                           log_level="warning"))
+                                           log_level="warning",
+                                           timeout_keep_alive=KEEP_ALIVE_SECONDS))
     await server.serve()
     return 0
 
@@ -817,7 +823,8 @@ def _api(gc: Any, graphs: Mapping[str, Any], port: int, lines: list[str]) -> Any
         return None
     app = build_app(gc, graphs, cors_localhost=True)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))
+                                           log_level="warning", lifespan="off",
+                                           timeout_keep_alive=KEEP_ALIVE_SECONDS))
 
     async def serve() -> None:
         try:

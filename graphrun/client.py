@@ -323,6 +323,20 @@ class GraphClient:
                 out.add(wf.id)
         return out
 
+# Seconds to wait for a thread record (workflows/thread_record.py) still completing.
+RECORD_CLOSE_TIMEOUT = 30.0
+
+
+class _RecordOpen(Exception):
+    """The update reached a workflow of the thread's id that has no such handler: the
+    thread record the Server API starts on `POST /threads`, not yet completed."""
+
+
+def _unhandled(exc: WorkflowUpdateFailedError) -> bool:
+    cause = exc.cause
+    return isinstance(cause, ApplicationError) and "expected but not found" in cause.message
+
+
 async def _taken(update: WorkflowUpdateHandle[Any]) -> RunResult:
     """A background run the workflow took; a refused one (its validator said no) raises.
     Temporal answers a refusal with the outcome already known, which temporalio keeps on
@@ -376,7 +390,23 @@ class RemoteGraph:
         return data
 
     async def _run(self, input: Any, config: Mapping[str, Any] | None,
-                   options: Mapping[str, Any], *, stream: bool = False, stream_to: str = "",
+                   options: Mapping[str, Any], **kw: Any) -> RunResult:
+        """`_run_once`, again once a thread record that was still completing has closed
+        (a thread the Server API created just before: its record takes no run)."""
+        try:
+            return await self._run_once(input, config, options, **kw)
+        except _RecordOpen:
+            await self._record_closed(self.gc.workflow_id(_thread_id(config)))
+            return await self._run_once(input, config, options, **kw)
+
+    async def _record_closed(self, wid: str) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.gc.client.get_workflow_handle(wid).result(),
+                                   RECORD_CLOSE_TIMEOUT)
+
+    async def _run_once(self, input: Any, config: Mapping[str, Any] | None,
+                        options: Mapping[str, Any], *, stream: bool = False,
+                        stream_to: str = "",
                    accepted: Callable[[str], None] | None = None, run_id: str | None = None,
                    record: Mapping[str, Any] | None = None, multitask: str = "",
                    background: bool = False, webhook: str = "", after_seconds: float = 0
@@ -458,6 +488,8 @@ class RemoteGraph:
                 background=background)
             return seeded
         except WorkflowUpdateFailedError as exc:
+            if _unhandled(exc):
+                raise _RecordOpen() from exc
             raise _translate(exc) from exc
 
     def _memo(self, metadata: Mapping[str, Any], record: Mapping[str, Any] | None
@@ -714,6 +746,14 @@ class RemoteGraph:
     async def _update(self, config: Mapping[str, Any], update: str, args: list[Any]
                       ) -> dict[str, Any]:
         state.root_only(config, "update")
+        try:
+            return await self._update_once(config, update, args)
+        except _RecordOpen:
+            await self._record_closed(self.gc.workflow_id(_thread_id(config)))
+            return await self._update_once(config, update, args)
+
+    async def _update_once(self, config: Mapping[str, Any], update: str, args: list[Any]
+                           ) -> dict[str, Any]:
         tid = _thread_id(config)
         wid = self.gc.workflow_id(tid)
         try:
@@ -732,6 +772,8 @@ class RemoteGraph:
                                                 WorkflowIDReusePolicy.ALLOW_DUPLICATE,
                                                 memo=self._memo(metadata, None), runs=runs)
         except WorkflowUpdateFailedError as exc:
+            if _unhandled(exc):
+                raise _RecordOpen() from exc
             raise _translate(exc) from exc
         return {"configurable": {"thread_id": tid, "checkpoint_ns": "", "checkpoint_id": new_id}}
 

@@ -628,7 +628,8 @@ class GraphWorkflow:
         item = self._inbox[-1]
         item.run_id = workflow.current_update_info().id  # type: ignore[union-attr]
         item.webhook, item.after_seconds = req.webhook, req.after_seconds
-        self._record_run(item, req.run)
+        if req.run:  # a run the Server API made: it lists runs by their records
+            self._record_run(item, req.run)
         with self._handling_update():
             await workflow.wait_condition(lambda: n in self._results)
         result = self._results.pop(n)

