@@ -172,7 +172,8 @@ class ApiHost(_ApiHost):
                         {"purchase": purchase.graph, "agent": agent_approval.graph,
                          "broken": broken, "errand": errand}, **self.app_options)
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
-                                                    log_level="warning", lifespan="off"))
+                                                    log_level="warning", lifespan="off",
+                                                    timeout_keep_alive=75))
         async with create_worker(client, self.graphs, task_queue=self.queue):
             await _polling(client, self.queue)
             serving = asyncio.ensure_future(self.server.serve())

@@ -192,7 +192,8 @@ class _SdkApiHost(_ApiHost):
         app = build_app(GraphClient(client, task_queue=self.queue), self.graphs,
                         api_keys=())
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
-                                                    log_level="warning", lifespan="off"))
+                                                    log_level="warning", lifespan="off",
+                                                    timeout_keep_alive=75))
         async with create_worker(client, self.graphs, task_queue=self.queue):
             await _polling(client, self.queue)
             serving = asyncio.ensure_future(self.server.serve())
