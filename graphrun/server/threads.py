@@ -122,7 +122,10 @@ async def metadata_of(run: WorkflowExecution) -> dict[str, Any]:
     """The thread's metadata, kept in its latest run's memo. A run started without one
     (by a graphrun from before runs kept it) shows its graph, as a run through
     LangGraph's server stamps it."""
-    kept = (await run.memo()).get("metadata")
+    try:
+        kept = (await run.memo()).get("metadata")
+    except Exception:  # a memo this API cannot decode (encrypted with keys it lacks)
+        kept = None
     if isinstance(kept, dict):
         return dict(kept)
     graph_id = run.typed_search_attributes.get(GRAPH_NAME)

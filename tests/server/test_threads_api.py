@@ -198,3 +198,24 @@ async def test_patch_a_running_then_a_finished_thread(api_url: str) -> None:
     assert {"a": 1, "b": 2, "c": 3}.items() <= got["metadata"].items()
     assert got["status"] == "idle" and got["values"]["status"] == "charged"
     assert len(await client.threads.get_history(tid, limit=50)) == len(history)
+
+
+async def test_a_sealed_thread_whose_memo_this_api_cannot_decode_is_listed(
+        api_url: str, dev_server: Any) -> None:
+    """A thread written with encryption keys the API lacks: a search still answers."""
+    import os
+
+    from temporalio.client import Client
+
+    from graphrun.client import data_converter
+
+    keyed = await Client.connect(dev_server.address,
+                                 data_converter=data_converter(encryption={"k1": os.urandom(32)}))
+    tid = f"sealed-{uuid.uuid4()}"
+    await keyed.start_workflow("ThreadRecord", id=tid, task_queue=f"none-{tid}",
+                               memo={"metadata": {"secret": "x"}})
+    client = get_client(url=api_url)
+    found = await eventually(lambda: client.threads.search(limit=1000),
+                             lambda rows: tid in [t["thread_id"] for t in rows])
+    sealed = next(t for t in found if t["thread_id"] == tid)
+    assert sealed["metadata"] == {}
