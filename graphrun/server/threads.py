@@ -26,6 +26,7 @@ from temporalio.client import (
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowHandle,
+    WorkflowQueryFailedError,
 )
 from temporalio.common import (
     SearchAttributePair,
@@ -177,8 +178,8 @@ async def _snapshot(server: Any, thread_id: str, graph_id: str | None, listed: b
             server.gc.graph(graph_id or "").aget_state(_cfg(thread_id)),
             LISTED_QUERY_TIMEOUT if listed else QUERY_TIMEOUT)
         return snap
-    except (RPCError, TimeoutError) as exc:
-        if listed:
+    except (RPCError, TimeoutError, WorkflowQueryFailedError) as exc:
+        if listed:  # one thread's state that cannot be read does not fail a search
             return None
         if isinstance(exc, TimeoutError):
             raise Unavailable(f"No worker answered thread {thread_id!r}'s query within "

@@ -7,7 +7,7 @@ import asyncio
 import socket
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -77,7 +77,14 @@ class _ApiHost:
     """A worker and the API server on an event loop of their own, in a daemon thread, so
     the tests' own loop (and its other workers) never starve them."""
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, address: str, graphs: Mapping[str, Any] | None = None,
+                 **app_options: Any) -> None:
+        """`graphs`: what the worker serves (default: GRAPHS) and the API serves too
+        (with the native agent: its schemas); `app_options`: build_app's (CORS, keys)."""
+        self.graphs = dict(graphs) if graphs is not None else GRAPHS
+        self.api_graphs = self.graphs if graphs is not None else {
+            **GRAPHS, "agent": agent_approval.graph}
+        self.app_options = app_options
         self.port = _free_port()
         self.queue = f"server-{uuid.uuid4()}"
         self._ready = threading.Event()
@@ -104,18 +111,22 @@ class _ApiHost:
         from graphrun.worker import create_worker
 
         client = await Client.connect(address, data_converter=data_converter)
-        app = build_app(GraphClient(client, task_queue=self.queue),
-                        {**GRAPHS, "agent": agent_approval.graph})
+        app = build_app(GraphClient(client, task_queue=self.queue), self.api_graphs,
+                        **self.app_options)
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
                                                     log_level="warning", lifespan="off",
                                                     timeout_keep_alive=75))
-        async with create_worker(client, GRAPHS, task_queue=self.queue):
+        async with create_worker(client, self.graphs, task_queue=self.queue):
             await _polling(client, self.queue)
             serving = asyncio.ensure_future(self.server.serve())
             while not self.server.started and not serving.done():
                 await asyncio.sleep(0.02)
             self._ready.set()
             await serving
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
     def close(self) -> None:
         self._loop.call_soon_threadsafe(setattr, self.server, "should_exit", True)

@@ -17,8 +17,6 @@ import os
 import platform
 import shutil
 import subprocess
-import uuid
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +24,7 @@ import pytest
 from typing_extensions import TypedDict
 
 from graphrun import START, StateGraph
-from tests.server.conftest import GRAPHS, _ApiHost, _polling, broken
+from tests.server.conftest import GRAPHS, _ApiHost
 
 JS_DIR = Path(__file__).parent
 LOCKED = ("package.json", "package-lock.json", ".npmrc")
@@ -144,49 +142,16 @@ errand = (StateGraph(_Errand).add_node("take_time", _take_time).add_edge(START, 
         .compile(name="errand"))
 
 
-class ApiHost(_ApiHost):
-    """conftest's API host (a worker and the API on a loop of their own, in a thread),
-    serving conftest's graphs and `errand`, with `build_app`'s options (CORS)."""
-
-    def __init__(self, address: str, **app_options: Any) -> None:
-        self.app_options = app_options
-        self.graphs: Mapping[str, Any] = {**GRAPHS, "errand": errand}
-        super().__init__(address)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    async def _main(self, address: str) -> None:
-        import uvicorn
-        from temporalio.client import Client
-
-        from examples import agent_approval, purchase
-        from graphrun.client import GraphClient, data_converter
-        from graphrun.server import build_app
-        from graphrun.worker import create_worker
-
-        client = await Client.connect(address, data_converter=data_converter)
-        self.queue = f"server-js-{uuid.uuid4()}"
-        app = build_app(GraphClient(client, task_queue=self.queue),
-                        {"purchase": purchase.graph, "agent": agent_approval.graph,
-                         "broken": broken, "errand": errand}, **self.app_options)
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
-                                                    log_level="warning", lifespan="off",
-                                                    timeout_keep_alive=75))
-        async with create_worker(client, self.graphs, task_queue=self.queue):
-            await _polling(client, self.queue)
-            serving = asyncio.ensure_future(self.server.serve())
-            while not self.server.started and not serving.done():
-                await asyncio.sleep(0.02)
-            self._ready.set()
-            await serving
+def ApiHost(address: str, **app_options: Any) -> _ApiHost:
+    """conftest's API host serving conftest's graphs and `errand`, with `build_app`'s
+    options (CORS)."""
+    return _ApiHost(address, {**GRAPHS, "errand": errand}, **app_options)
 
 
-_shared: dict[str, ApiHost] = {}
+_shared: dict[str, _ApiHost] = {}
 
 
-def shared_host(address: str) -> ApiHost:
+def shared_host(address: str) -> _ApiHost:
     """The host of test_js_sdk.py and test_browser.py (CORS for localhost origins), one
     per dev server, kept until the session ends (close_shared): a thread left
     interrupted behind a stopped worker costs every later thread search that lists it

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from tests.server.conftest import _ApiHost, _polling
+from tests.server.conftest import _ApiHost
 
 # The langgraph-sdk whose integration tests run. They import the installed client, so
 # the installed langgraph-sdk must be this version (checked, see `upstream`).
@@ -170,39 +170,6 @@ def load_graphs(config: Path) -> tuple[dict[str, Any], dict[str, str]]:
     return graphs, unserved
 
 
-class _SdkApiHost(_ApiHost):
-    """tests/server's API host (worker and API on a loop of their own), serving
-    `graphs`."""
-
-    def __init__(self, address: str, graphs: dict[str, Any]) -> None:
-        self.graphs = graphs
-        super().__init__(address)
-
-    async def _main(self, address: str) -> None:
-        import asyncio
-
-        import uvicorn
-        from temporalio.client import Client
-
-        from graphrun.client import GraphClient, data_converter
-        from graphrun.server import build_app
-        from graphrun.worker import create_worker
-
-        client = await Client.connect(address, data_converter=data_converter)
-        app = build_app(GraphClient(client, task_queue=self.queue), self.graphs,
-                        api_keys=())
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
-                                                    log_level="warning", lifespan="off",
-                                                    timeout_keep_alive=75))
-        async with create_worker(client, self.graphs, task_queue=self.queue):
-            await _polling(client, self.queue)
-            serving = asyncio.ensure_future(self.server.serve())
-            while not self.server.started and not serving.done():
-                await asyncio.sleep(0.02)
-            self._ready.set()
-            await serving
-
-
 @pytest.fixture(scope="module")
 def sdk_api(dev_server: Any, upstream: Upstream) -> Iterator[Served]:
     """The upstream graphs served by a graphrun worker and API, for this module only:
@@ -215,7 +182,7 @@ def sdk_api(dev_server: Any, upstream: Upstream) -> Iterator[Served]:
         pytest.fail(f"none of {upstream.config}'s graphs could be served: {unserved}",
                     pytrace=False)
     before = {name: registry.find(name) for name in graphs}
-    host = _SdkApiHost(dev_server.address, graphs)
+    host = _ApiHost(dev_server.address, graphs, api_keys=())
     try:
         yield Served(f"http://127.0.0.1:{host.port}", sorted(graphs), unserved)
     finally:
