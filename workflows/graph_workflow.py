@@ -682,7 +682,7 @@ class GraphWorkflow:
                 else:
                     for item in decoded:
                         ckpt = await self._update_as(item[0], item[1], ckpt.id)
-            self._publish_details()
+            self._settle_after_update()
             return ckpt.id
 
     @workflow.update
@@ -701,13 +701,23 @@ class GraphWorkflow:
                 if ckpt is None:
                     ckpt = await self._updates_as(list(step), checkpoint_id)
                 checkpoint_id = ckpt.id
-            self._publish_details()
+            self._settle_after_update()
             return str(checkpoint_id)
 
     @bulk_update_state.validator
     def _validate_bulk_update_state(self, supersteps: Any,
                                     checkpoint_id: str | None = None) -> None:
         self._decode_update(supersteps, "bulk_update_state values")
+
+    def _settle_after_update(self) -> None:
+        """A state update that leaves nothing to run (e.g. as `__end__` on a paused
+        thread) ends the pause: the thread is done, as LangGraph's server says idle."""
+        if (self._status in ("interrupted", "failed") and not self._busy and not self._inbox
+                and not engine.is_paused(self._spec, self._thread)
+                and workflow.patched("graphrun-status-after-update")):
+            self._set_status("done")
+        else:
+            self._publish_details()
 
     @contextlib.contextmanager
     def _handling_update(self) -> Iterator[None]:

@@ -379,10 +379,21 @@ async def record_server_records(gc: GraphClient) -> None:
         await http.delete(f"/runs/crons/{cron['cron_id']}")
 
 
+async def record_resolved(gc: GraphClient) -> None:
+    """approval paused, then update_state as __end__: nothing left to run, the thread is
+    done (the status-after-update patch) and its workflow closes."""
+    g, cfg = gc.graph("approval"), _cfg("resolved")
+    out = await g.ainvoke({"amount": 5}, cfg)
+    assert INTERRUPT in out, out
+    await g.aupdate_state(cfg, None, as_node="__end__")
+    await _save(await _finish(gc, "resolved"), "resolved")
+
+
 RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
              "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update",
-             "streamed", "agent", "runs", "server_records"]
+             "streamed", "agent", "runs", "server_records",
+             "resolved"]
 
 
 async def main(names: list[str]) -> None:

@@ -226,3 +226,17 @@ async def test_runs_right_after_their_threads_are_created(api_url: str) -> None:
 
     outs = await asyncio.gather(*(one() for _ in range(20)))
     assert all(out["__interrupt__"][0]["value"]["amount"] == 96.0 for out in outs)
+
+
+async def test_update_as_end_resolves_a_paused_thread(api_url: str) -> None:
+    """Agent Inbox's "Mark as Resolved": update_state as __end__ on a paused thread leaves
+    nothing to run; the thread is idle (LangGraph's server says so too)."""
+    client = get_client(url=api_url)
+    tid = str(uuid.uuid4())
+    await client.runs.wait(tid, "purchase", input=PURCHASE, if_not_exists="create")
+    assert (await client.threads.get(tid))["status"] == "interrupted"
+    await client.threads.update_state(tid, None, as_node="__end__")
+    thread = await client.threads.get(tid)
+    assert thread["status"] == "idle" and thread["interrupts"] == {}
+    state = await client.threads.get_state(tid)
+    assert state["next"] == [] and state["values"] == PURCHASE
