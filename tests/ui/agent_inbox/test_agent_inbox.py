@@ -59,10 +59,6 @@ from typing import Any
 import pytest
 from typing_extensions import TypedDict
 
-if os.environ.get("GRAPHRUN_AGENT_INBOX") != "1":
-    pytest.skip("opt-in: set GRAPHRUN_AGENT_INBOX=1 (builds Agent Inbox from npm, minutes)",
-                allow_module_level=True)
-
 HERE = Path(__file__).parent
 COMMIT = "f38301b9d0bec1f5191eaf1946f4fb6a6d6cfe0a"   # main, 2026-08-05
 TARBALL = f"https://codeload.github.com/langchain-ai/agent-inbox/tar.gz/{COMMIT}"
