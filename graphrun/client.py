@@ -661,9 +661,9 @@ class RemoteGraph:
                 run_id = taken.result()
                 handle = self.gc.client.get_workflow_handle(wid, run_id=run_id or None)
                 offset = start if run_id == start_run else 0  # a new run's log starts at 0
-                async for event in stream.follow(self.gc.client, handle, run,
-                                                 from_offset=offset, stream_id=stream_id,
-                                                 decode=decode):
+                async for _, event in stream.follow(self.gc.client, handle, run,
+                                                    from_offset=offset, stream_id=stream_id,
+                                                    decode=decode):
                     yield event
             result = await run
         finally:

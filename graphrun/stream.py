@@ -86,8 +86,9 @@ async def read(client: Any, handle: Any, *, from_offset: int, stream_id: str | N
 
 
 async def follow(client: Any, handle: Any, run: asyncio.Future[Any], *, from_offset: int,
-                 stream_id: str, decode: Callable[[Any], Any]) -> AsyncIterator[Any]:
-    """The events of the run `stream_id` as `read` gives them, for a caller that also
+                 stream_id: str, decode: Callable[[Any], Any]
+                 ) -> AsyncIterator[tuple[int, tuple[Any, ...]]]:
+    """(offset, event) of the run `stream_id` as `read` gives them, for a caller that also
     waits for the run's result (`run`). Once the result is in, every event is in the
     stream; a poll that reached the workflow as it closed would be retried for seconds,
     so the rest is read again from the last offset, from the closed run."""
@@ -113,16 +114,16 @@ async def follow(client: Any, handle: Any, run: asyncio.Future[Any], *, from_off
             if item is None:
                 return
             last = item[0]
-            yield item[1]
+            yield item
         try:
             while (item := await asyncio.wait_for(queue.get(), CATCH_UP)) is not None:
                 last = item[0]
-                yield item[1]
+                yield item
             return
         except TimeoutError:
             reader.cancel()
-        async for _, event in read(client, handle, from_offset=last + 1,
-                                        stream_id=stream_id, decode=decode):
-            yield event
+        async for item in read(client, handle, from_offset=last + 1, stream_id=stream_id,
+                               decode=decode):
+            yield item
     finally:
         reader.cancel()

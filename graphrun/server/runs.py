@@ -11,9 +11,7 @@ thread's live stream as its `id` when resumable, so `Last-Event-ID` goes on from
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -26,9 +24,9 @@ from pydantic import BaseModel
 from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from graphrun import serde, stream
+from graphrun import serde
 from graphrun.payloads import RunResult, ThreadResult
-from graphrun.server import assistants, shapes
+from graphrun.server import assistants, shapes, sse
 from graphrun.server.context import Conflict, NotFound
 from graphrun.server.threads import _cfg, describe
 from graphrun.types import Command, Send
@@ -207,83 +205,14 @@ async def wait_stateless(body: RunCreate, request: Request) -> Response:
     return JSONResponse(out)
 
 
-def _event(name: str, data: Any, event_id: int | None = None) -> bytes:
-    head = f"id: {event_id}\n" if event_id is not None else ""
-    return f"{head}event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-
-
-async def _events(server: Any, thread_id: str, run_id: str, remote: Any, modes: list[str],
-                  subgraphs: bool, *, from_offset: int = 0, ids: bool = False
-                  ) -> AsyncIterator[bytes]:
-    """The run's SSE events from the thread's live stream, then `error` if it failed."""
-    gc = server.gc
-    wid = gc.workflow_id(thread_id)
-    handle = gc.client.get_workflow_handle(wid)
-    outcome = asyncio.ensure_future(_outcome(server, thread_id, run_id))
+def _events(server: Any, thread_id: str, run_id: str, remote: Any, modes: list[str],
+            subgraphs: bool, *, from_offset: int = 0, ids: bool = False
+            ) -> AsyncIterator[bytes]:
+    """The run's SSE events, read until the run's outcome is in."""
     asked = {MODES[m]: m for m in modes if m in MODES}
-    try:
-        async for offset, event in _follow(gc, handle, outcome, from_offset, run_id, remote):
-            ns, mode, chunk = event if len(event) == 3 else ((), *event)
-            if mode not in asked or (ns and not subgraphs):
-                continue
-            name = asked[mode]
-            name = "messages" if name == "messages-tuple" else name
-            if ns:
-                name = "|".join([name, *ns])
-            yield _event(name, shapes.jsonable(chunk), offset if ids else None)
-        result = await outcome
-    finally:
-        outcome.cancel()
-    if result is not None and result.status == "failed" and result.error:
-        e = result.error
-        yield _event("error", {"error": e.get("error_type") or e.get("type"),
-                               "message": e.get("error_message") or e.get("message")})
-    elif result is not None and result.error:
-        yield _event("error", {"error": result.error.get("type"),
-                               "message": result.error.get("message")})
-
-
-async def _follow(gc: Any, handle: Any, outcome: asyncio.Future[Any], from_offset: int,
-                  run_id: str, remote: Any) -> AsyncIterator[tuple[int, Any]]:
-    """(offset, event) of the run, read as `stream.follow` does (it ends with the run)."""
-    queue: asyncio.Queue[tuple[int, Any] | None] = asyncio.Queue()
-
-    def decode(data: Any) -> Any:
-        return serde.loads(data, remote.types)
-
-    async def pump() -> None:
-        try:
-            async for item in stream.read(gc.client, handle, from_offset=from_offset,
-                                          stream_id=run_id, decode=decode):
-                await queue.put(item)
-        finally:
-            await queue.put(None)
-
-    reader = asyncio.create_task(pump())
-    last = from_offset - 1
-    try:
-        while True:
-            get = asyncio.ensure_future(queue.get())
-            await asyncio.wait([get, outcome], return_when=asyncio.FIRST_COMPLETED)
-            if not get.done():
-                get.cancel()
-                break
-            item = get.result()
-            if item is None:
-                return
-            last = item[0]
-            yield item
-        # The run is over: what is left is in the log; read it to the end marker.
-        with contextlib.suppress(TimeoutError):
-            while (item := await asyncio.wait_for(queue.get(), stream.CATCH_UP)) is not None:
-                yield item
-            return
-        reader.cancel()
-        async for item in stream.read(gc.client, handle, from_offset=last + 1,
-                                      stream_id=run_id, decode=decode):
-            yield item
-    finally:
-        reader.cancel()
+    return sse.events(server.gc, thread_id, run_id, remote.types, asked, subgraphs,
+                      outcome=_outcome(server, thread_id, run_id), from_offset=from_offset,
+                      ids=ids)
 
 
 async def _records(server: Any, thread_id: str) -> list[dict[str, Any]]:
@@ -346,7 +275,7 @@ async def _start_stream(request: Request, thread_id: str, body: RunCreate,
         ids = body.stream_resumable
         finished = False
         try:
-            yield _event("metadata", {"run_id": run.run_id, "attempt": 1}, -1 if ids else None)
+            yield sse.event("metadata", {"run_id": run.run_id, "attempt": 1}, -1 if ids else None)
             async for event in _events(run.server, thread_id, run.run_id, run.remote,
                                        run.modes, body.stream_subgraphs, ids=ids):
                 yield event
