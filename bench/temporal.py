@@ -3,6 +3,7 @@
     python bench/temporal.py            # full: 31 reps, soak 200 threads, scale 2,000
     python bench/temporal.py --quick    # 9 reps, soak 50 threads, no scale (< 3 minutes)
     python bench/temporal.py --soak 500 --reps 15
+    python bench/temporal.py --tracing-only --reps 41   # what tracing costs, alone
 
 One `DevServer(ui=False)` (graphrun's dynamic config included) and, in this
 process, two workers on separate task queues: graphrun's `create_worker` and a
@@ -32,6 +33,10 @@ inputs/results, update accept/complete, markers, search attributes, ...).
 Soak: N approval threads paused at once on a separate graphrun worker with
 `max_cached_workflows=10`, then all resumed with `GraphClient.resume` (signal) and
 polled with describe() until completed; wall time and this process's RSS.
+Tracing: the chain on workers and clients that trace (graphrun.tracing), interleaved with the
+plain chain: LangSmith to a local endpoint that drops what it gets, OpenTelemetry to an
+in-memory exporter (BatchSpanProcessor); the line `tracing-on: chain langsmith=<r> otel=<r>`
+gives traced/untraced median time ratios.
 Throughput: 100 approvals at once (all paused, then all resumed): the floor, graphrun,
 and graphrun without its search-attribute upserts, in turn; the best round of each, and
 the CPU per approval of this process and of the dev server.
@@ -50,12 +55,14 @@ import gc
 import itertools
 import resource
 import statistics
+import subprocess
 import sys
 import time
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, TypedDict
 
 from temporalio import activity, workflow
@@ -67,6 +74,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 TQ_GRAPH = "bench-graphrun"
 TQ_FLOOR = "bench-floor"
 TQ_SOAK = "bench-soak"
+TQ_TRACE = "bench-tracing"
 CHAIN = 10
 ACT_OPTS: dict[str, Any] = {"start_to_close_timeout": timedelta(minutes=5),
                             "retry_policy": RetryPolicy(maximum_attempts=1)}
@@ -203,8 +211,8 @@ class Bench:
         self.approval = gc_.graph("approval")
         # The same graph and worker, called by a client that keeps no search attributes.
         from graphrun.client import GraphClient
-        self.approval_no_sa = GraphClient(client, task_queue=TQ_GRAPH,
-                                          search_attributes=False).graph("approval")
+        self.approval_no_sa = GraphClient(client, task_queue=TQ_GRAPH, search_attributes=False,
+                                          tracing=None).graph("approval")
         self.last: dict[str, str] = {}  # case -> last workflow id (for history)
         self.pending_resume: dict[str, list[str]] = {"floor": [], "graphrun": []}
 
@@ -302,6 +310,78 @@ async def stream_samples(b: Bench, reps: int, warmup: int) -> dict[str, float]:
             firsts.append(first)
     return {"plain": statistics.median(plain), "streamed": statistics.median(walls),
             "first": statistics.median(firsts)}
+
+
+async def tracing_samples(client: Client, b: Bench, reps: int, warmup: int
+                          ) -> dict[str, float]:
+    """The chain on a worker and client that trace (graphrun.tracing), interleaved with the
+    plain chain: LangSmith to a local endpoint that drops what it gets, and OpenTelemetry
+    through a BatchSpanProcessor to an exporter that counts spans and drops them. Median
+    wall times, and CPU of this process per call."""
+    import langsmith
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    from graphrun.client import GraphClient
+    from graphrun.tracing import GraphTracing, LangSmithTracing, OpenTelemetryTracing
+    from graphrun.worker import create_worker
+
+    class Counting(SpanExporter):
+        """Counts what it is sent and keeps none of it (as an exporter that ships spans)."""
+
+        def __init__(self) -> None:
+            self.count = 0
+
+        def export(self, spans: Any) -> SpanExportResult:
+            self.count += len(spans)
+            return SpanExportResult.SUCCESS
+
+    chain = build_chain("chain", False)
+    provider = TracerProvider()
+    exporter = Counting()
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    # The endpoint in a process of its own, as LangSmith is: this one pays for sending only.
+    with subprocess.Popen([sys.executable, "-m", "tests.temporal.fake_langsmith", "--sink"],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                          cwd=Path(__file__).resolve().parent.parent) as sink:
+        assert sink.stdout is not None and sink.stdin is not None
+        url = sink.stdout.readline().strip()
+        ls_client = langsmith.Client(api_url=url, api_key="lsv2-bench")
+        tracers = {"langsmith": GraphTracing(LangSmithTracing(client=ls_client)),
+                   "otel": GraphTracing(OpenTelemetryTracing(tracer_provider=provider))}
+        workers = [create_worker(client, {"chain": chain}, task_queue=f"{TQ_TRACE}-{k}",
+                                 tracing=t) for k, t in tracers.items()]
+        graphs = {k: GraphClient(client, task_queue=f"{TQ_TRACE}-{k}", tracing=t).graph("chain")
+                  for k, t in tracers.items()}
+        calls = {"plain": lambda: b.graph_chain(b.chain, "chain"),
+                 "langsmith": lambda: b.graph_chain(graphs["langsmith"], "chain-ls"),
+                 "otel": lambda: b.graph_chain(graphs["otel"], "chain-otel")}
+        walls: dict[str, list[float]] = {k: [] for k in calls}
+        cpus: dict[str, list[float]] = {k: [] for k in calls}
+        async with workers[0], workers[1]:
+            for r in range(warmup + reps):
+                for k in (list(calls) if r % 2 == 0 else list(calls)[::-1]):
+                    gc.collect()
+                    c0 = cpu_seconds()
+                    dt, _ = await timed(calls[k])
+                    if r >= warmup:
+                        walls[k].append(dt)
+                        cpus[k].append(cpu_seconds() - c0)
+        for t in tracers.values():
+            t.flush()
+        sink.stdin.close()
+    # every run: client + workflow + 10 nodes, as 12 spans per call
+    provider.force_flush()
+    assert exporter.count >= 12 * (reps + warmup), exporter.count
+    out = {k: statistics.median(v) for k, v in walls.items()}
+    out.update({f"{k}-cpu": statistics.median(v) for k, v in cpus.items()})
+    return out
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process (workers, client, their threads) so far."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 async def approval_samples(b: Bench, reps: int, warmup: int
@@ -554,7 +634,39 @@ def ms(x: float) -> str:
     return f"{x * 1e3:8.2f} ms"
 
 
+def print_tracing(traced: dict[str, float]) -> None:
+    print(f"tracing: the chain traced takes {ms(traced['langsmith'])} with LangSmith and "
+          f"{ms(traced['otel'])} with OpenTelemetry, against {ms(traced['plain'])} untraced; "
+          f"CPU of this process per call {ms(traced['langsmith-cpu'])}, "
+          f"{ms(traced['otel-cpu'])} and {ms(traced['plain-cpu'])}")
+
+
+def tracing_line(traced: dict[str, float]) -> str:
+    return (f"tracing-on: chain langsmith={traced['langsmith'] / traced['plain']:.3f} "
+            f"otel={traced['otel'] / traced['plain']:.3f}")
+
+
+async def run_tracing_only(args: argparse.Namespace) -> None:
+    """--tracing-only: the tracing case alone (its last line is tracing-on: ...)."""
+    from graphrun.client import GraphClient, data_converter
+    from graphrun.devserver import DevServer
+    from graphrun.worker import create_worker
+
+    async with DevServer(ui=False) as srv:
+        client = await Client.connect(srv.address, data_converter=data_converter)
+        chain = build_chain("chain", False)
+        async with create_worker(client, {"chain": chain}, task_queue=TQ_GRAPH, tracing=None):
+            b = Bench(client, GraphClient(client, task_queue=TQ_GRAPH, tracing=None))
+            traced = await tracing_samples(client, b, args.reps, args.warmup)
+    print(f"(median of {args.reps} interleaved reps after {args.warmup} warm-up)")
+    print_tracing(traced)
+    print(tracing_line(traced))
+
+
 async def run(args: argparse.Namespace) -> None:
+    if args.tracing_only:
+        await run_tracing_only(args)
+        return
     from graphrun.client import GraphClient, data_converter
     from graphrun.devserver import DevServer
     from graphrun.worker import create_worker
@@ -566,10 +678,10 @@ async def run(args: argparse.Namespace) -> None:
     t_start = time.perf_counter()
     async with DevServer(ui=False) as srv:
         client = await Client.connect(srv.address, data_converter=data_converter)
-        gworker = create_worker(client, graphs, task_queue=TQ_GRAPH)
+        gworker = create_worker(client, graphs, task_queue=TQ_GRAPH, tracing=None)
         fworker = Worker(client, task_queue=TQ_FLOOR, workflows=[FloorWorkflow],
                          activities=[noop], workflow_runner=sandbox_runner())
-        gcl = GraphClient(client, task_queue=TQ_GRAPH)
+        gcl = GraphClient(client, task_queue=TQ_GRAPH, tracing=None)
         b = Bench(client, gcl)
         rows: list[tuple[str, float, float, int]] = []  # name, floor, graphrun, steps
         hist_ids: dict[str, tuple[str, str]] = {}
@@ -581,6 +693,7 @@ async def run(args: argparse.Namespace) -> None:
                          statistics.median(s["graphrun"]), CHAIN))
             hist_ids["chain"] = (last["floor"], last["graphrun"])
             streamed = await stream_samples(b, reps, warmup)
+            traced = await tracing_samples(client, b, reps, warmup)
             pause, resume, last = await approval_samples(b, reps, warmup)
             rows.append(("approval", statistics.median(pause["floor"]),
                          statistics.median(pause["graphrun"]), 1))
@@ -646,6 +759,7 @@ async def run(args: argparse.Namespace) -> None:
     print(f"stream: the chain streamed live takes {ms(streamed['streamed'])} against "
           f"{ms(streamed['plain'])} invoked ({streamed['streamed'] / streamed['plain']:.2f}x); "
           f"first chunk after {ms(streamed['first'])}")
+    print_tracing(traced)
     print("throughput, 100 approvals at once (paused, then resumed), best round; CPU ms per "
           "approval, this process (workers, client) + dev server:")
     for k, v in tput.items():
@@ -653,6 +767,7 @@ async def run(args: argparse.Namespace) -> None:
     print(f"(bench {t_bench:.1f} s)", file=sys.stderr)
     payload = max(hist[k][1]["bytes"] / max(hist[k][0]["bytes"], 1)
                   for k in ("chain", "approval"))
+    print(tracing_line(traced))
     print(f"temporal-vs-floor: chain={ratio['chain']:.2f} approval={ratio['approval']:.2f} "
           f"resume={ratio['resume']:.2f} local-chain={ratio['local-chain']:.2f} "
           f"payload={payload:.2f} throughput={tput['graphrun']['rate'] / tput['floor']['rate']:.2f}")
@@ -667,6 +782,8 @@ def main(argv: list[str] | None = None) -> None:
                    "(default 50 quick / 200; 0 skips)")
     p.add_argument("--scale", type=int, help="approvals paused on one worker, then resumed, "
                    "graphrun vs floor (default 0 quick / 2000; 0 skips)")
+    p.add_argument("--tracing-only", action="store_true",
+                   help="only what tracing costs on the chain (ends with tracing-on: ...)")
     args = p.parse_args(argv)
     args.reps = args.reps or (9 if args.quick else 31)
     args.warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import inspect
 import threading
@@ -151,15 +152,19 @@ def _start(ctx: TaskContext, call: Task, saved: PendingTask | None, fn: Callable
 # -- running one call -------------------------------------------------------------------
 def run_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
              kwargs: dict[str, Any], retry: Sequence[RetryPolicy]) -> TaskResult:
-    attempt = 0
+    attempt, base = 0, c.config
     while True:
         attempt += 1
         token = _enter(c, attempt, args, kwargs)
+        run = _traced(c, base, fn, args, kwargs)
         try:
-            out = asyncio.run(fn(*args, **kwargs)) if inspect.iscoroutinefunction(fn) else (
-                fn(*args, **kwargs))
+            with _entered(c, run):
+                out = asyncio.run(fn(*args, **kwargs)) if inspect.iscoroutinefunction(
+                    fn) else fn(*args, **kwargs)
+            run = _ended(run, None, out)
             return _done(c, out)
         except BaseException as exc:
+            run = _ended(run, exc, None)
             result, delay = _outcome(c, exc, retry, attempt)
             if result is not None:
                 return result
@@ -170,25 +175,97 @@ def run_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
 
 async def arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
                     kwargs: dict[str, Any], retry: Sequence[RetryPolicy]) -> TaskResult:
-    attempt = 0
+    attempt, base = 0, c.config
     while True:
         attempt += 1
         token = _enter(c, attempt, args, kwargs)
+        run = await _atraced(c, base, fn, args, kwargs)
         try:
-            out = fn(*args, **kwargs)
-            if inspect.isawaitable(out):
-                out = await out
+            with _entered(c, run):
+                out = fn(*args, **kwargs)
+                if inspect.isawaitable(out):
+                    out = await out
+            run = await _aended(run, None, out)
             return _done(c, out)
         except TargetReached as reached:
             result: TaskResult = await reached.arun()
             return result
         except BaseException as exc:
+            run = await _aended(run, exc, None)
             result_, delay = _outcome(c, exc, retry, attempt)
             if result_ is not None:
                 return result_
         finally:
             _CONTEXT.reset(token)
         await asyncio.sleep(delay)
+
+
+# -- a call's run, for LangChain callbacks (graphrun.callbacks), in-process ------------------
+def _call_config(c: TaskContext, base: dict[str, Any]) -> dict[str, Any] | None:
+    """The config a call's run starts from (its caller's, as LangGraph's), or None when
+    its caller has no run."""
+    if c.parent is None or c.parent.run is None:
+        return None
+    t, caller = c.call.task, c.parent.call.task
+    return {**base, "run_name": t.name,
+            "metadata": {**base.get("metadata", {}), "langgraph_checkpoint_ns": t.ns,
+                         # LangGraph's: (PUSH, the caller's path, the call's index, True)
+                         "langgraph_path": (PUSH, caller.path, t.path[1], True)}}
+
+
+def _call_input(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    try:
+        return dict(inspect.signature(fn).bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        return {"args": args, **kwargs}
+
+
+def _traced(c: TaskContext, base: dict[str, Any], fn: Callable[..., Any],
+            args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    cfg = _call_config(c, base)
+    if cfg is None:
+        return None
+    from graphrun import callbacks as tracing
+
+    c.run, c.config = tracing.start_run(cfg, _call_input(fn, args, kwargs), c.call.task.name)
+    return c.run
+
+
+async def _atraced(c: TaskContext, base: dict[str, Any], fn: Callable[..., Any],
+                   args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    cfg = _call_config(c, base)
+    if cfg is None:
+        return None
+    from graphrun import callbacks as tracing
+
+    c.run, c.config = await tracing.astart_run(cfg, _call_input(fn, args, kwargs),
+                                               c.call.task.name)
+    return c.run
+
+
+def _entered(c: TaskContext, run: Any) -> Any:
+    if run is None:
+        return contextlib.nullcontext()
+    from graphrun import callbacks as tracing
+
+    return tracing.entered(c.config)
+
+
+def _ended(run: Any, error: BaseException | None, output: Any) -> Any:
+    """End a call's run (if it has one); returns None, for `run = _ended(run, ...)`."""
+    if run is not None:
+        from graphrun import callbacks as tracing
+
+        tracing.end_run(run, error, output)
+    return None
+
+
+async def _aended(run: Any, error: BaseException | None, output: Any) -> Any:
+    if run is not None:
+        from graphrun import callbacks as tracing
+
+        await tracing.aend_run(run, error, output, stream=tracing.streams_to(run))
+    return None
 
 
 def _enter(c: TaskContext, attempt: int, args: tuple[Any, ...], kwargs: dict[str, Any]

@@ -89,6 +89,10 @@ environment:
                         holding references (external payload storage); workers and
                         clients need the same directory. `dev` uses one by default.
   GRAPHRUN_CODEC_TOKEN  bearer token codec-server requires (or --token)
+  LANGSMITH_TRACING=true, LANGSMITH_API_KEY, LANGSMITH_PROJECT, LANGSMITH_ENDPOINT
+                        trace invocations, workflows and nodes in LangSmith (--tracing)
+  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME
+                        trace them with OpenTelemetry, exported over OTLP/HTTP
 """
 
 
@@ -114,7 +118,21 @@ def _connection_parent() -> _Parser:
     g.add_argument("--task-queue", default=None,
                    help=f"task queue of the graphrun worker (env GRAPHRUN_TASK_QUEUE, "
                         f"default {DEFAULT_TASK_QUEUE})")
+    _tracing_argument(p)
     return p
+
+
+def _tracing_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tracing", default=None, metavar="langsmith|otel|off",
+                   help="trace each invocation, the workflow and its nodes: langsmith, otel "
+                        "(OpenTelemetry) or both (langsmith,otel); default: langsmith when "
+                        "LANGSMITH_TRACING=true, otel when OTEL_EXPORTER_OTLP_ENDPOINT is set")
+
+
+def _metrics_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--metrics-bind", default=None, metavar="HOST:PORT",
+                   help="serve Temporal's and graphrun's metrics for Prometheus at "
+                        "http://HOST:PORT/metrics")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -162,6 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--ui-codec-endpoint", default=None, metavar="URL",
                      help="codec server the Web UI decodes payloads with, e.g. "
                           "http://localhost:8081 (see `graphrun codec-server`)")
+    _tracing_argument(dev)
+    _metrics_argument(dev)
 
     worker = sub.add_parser("worker", parents=[conn], help="run a worker serving graphs",
                             description="Serve graphs on a task queue until Ctrl-C/SIGTERM.")
@@ -170,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "(repeatable)")
     worker.add_argument("--config", default=None, metavar="FILE",
                         help="LangGraph CLI's langgraph.json: serve the graphs it names")
+    _metrics_argument(worker)
 
     srv = sub.add_parser("serve", parents=[conn], help="serve the LangGraph Server API",
                          description="The LangGraph Server API over Temporal (LangGraph's "
@@ -232,6 +253,23 @@ def build_parser() -> argparse.ArgumentParser:
     thr.add_argument("--limit", type=int, default=100)
     thr.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
+    drw = sub.add_parser("graph", help="print a graph's drawing (Mermaid), as get_graph() draws it",
+                         description="Print the drawing of a graph a worker would serve, as "
+                         "LangGraph's get_graph().draw_mermaid() prints it (paste it into any "
+                         "Mermaid viewer). Needs langchain-core (pip install "
+                         "'graphrun[messages]'). Connects to nothing.")
+    drw.add_argument("graph", metavar="GRAPH",
+                     help="MODULE:ATTR (as for `graphrun worker --graph`), or a graph id of "
+                          "--config (default ./langgraph.json; without one, the examples "
+                          "`graphrun dev` serves)")
+    drw.add_argument("--config", default=None, metavar="FILE",
+                     help="LangGraph CLI's langgraph.json naming the graph")
+    drw.add_argument("--xray", action="store_true", help="expand subgraphs, every level")
+    drw.add_argument("--depth", type=int, default=None, metavar="N",
+                     help="expand subgraphs N levels deep (get_graph(xray=N))")
+    drw.add_argument("--format", choices=["mermaid", "ascii", "json"], default="mermaid",
+                     help="mermaid (default), ascii (needs grandalf) or json (Graph.to_json)")
+
     cs = sub.add_parser(
         "codec-server", help="serve Temporal's remote codec protocol for the Web UI / CLI",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -275,6 +313,8 @@ class Connection:
     task_queue: str
     encryption: Mapping[str, bytes] | None = dataclasses.field(default=None, repr=False)
     payload_dir: str | None = None  # external storage for large payloads (graphrun.storage)
+    tracing: str = "auto"  # --tracing, else the environment (graphrun.tracing)
+    metrics_bind: str | None = None  # --metrics-bind: a Prometheus endpoint
 
 
 def _encryption_keys() -> dict[str, bytes] | None:
@@ -299,7 +339,9 @@ def _connection(args: argparse.Namespace) -> Connection:
         tls=tls, api_key=api_key,
         task_queue=getattr(args, "task_queue", None) or os.environ.get("GRAPHRUN_TASK_QUEUE")
         or DEFAULT_TASK_QUEUE,
-        encryption=_encryption_keys(), payload_dir=_payload_dir_env())
+        encryption=_encryption_keys(), payload_dir=_payload_dir_env(),
+        tracing=getattr(args, "tracing", None) or "auto",
+        metrics_bind=getattr(args, "metrics_bind", None))
 
 
 def _payload_dir_env() -> str | None:
@@ -342,14 +384,63 @@ def _no_worker(conn: Connection, what: str) -> CLIError:
                     f"start one with `graphrun worker --graph module:attr` (or `graphrun dev`)")
 
 
+_TRACERS: list[Any] = []  # what the commands traced with: flushed before the process ends
+
+
+def _tracing(conn: Connection) -> Any:
+    """The GraphTracing --tracing (or the environment) asks for, or None."""
+    from graphrun import tracing
+
+    try:
+        chosen = tracing.resolve(conn.tracing)
+    except ValueError as exc:
+        raise CLIError(f"--tracing: {exc}", 2) from None
+    except ImportError as exc:
+        raise CLIError(f"tracing needs the tracing extra ({exc}): "
+                       f"pip install 'graphrun[tracing]'", 2) from None
+    if chosen is None:
+        return None
+    if any(b.name == "otel" for b in chosen.backends):
+        try:
+            tracing.configure_otel_from_env()
+        except ImportError as exc:
+            raise CLIError(f"--tracing otel exports with OTLP/HTTP ({exc}): "
+                           f"pip install 'graphrun[tracing]'", 2) from None
+    _TRACERS.append(chosen)
+    return chosen
+
+
+def _flush_tracing() -> None:
+    for t in _TRACERS:
+        with contextlib.suppress(Exception):
+            t.flush()
+
+
+def _tracing_line(gc: Any) -> str:
+    if gc.tracing is None:
+        return ("tracing: off (--tracing langsmith|otel, or LANGSMITH_TRACING=true / "
+                "OTEL_EXPORTER_OTLP_ENDPOINT)")
+    return "tracing: " + ", ".join(b.name for b in gc.tracing.backends)
+
+
 async def _connect(conn: Connection) -> Any:
     from graphrun.client import GraphClient
 
+    options: dict[str, Any] = {}
+    if conn.metrics_bind:
+        from graphrun.metrics import prometheus_runtime
+
+        try:
+            options["runtime"] = prometheus_runtime(conn.metrics_bind)
+        except Exception as exc:
+            raise CLIError(f"--metrics-bind {conn.metrics_bind}: {exc}", 2) from exc
+    traced = _tracing(conn)
     try:
         return await GraphClient.connect(conn.address, namespace=conn.namespace,
                                          task_queue=conn.task_queue, tls=conn.tls,
                                          api_key=conn.api_key, encryption=conn.encryption,
-                                         external_storage=conn.payload_dir)
+                                         external_storage=conn.payload_dir, tracing=traced,
+                                         **options)
     except ImportError as exc:  # GRAPHRUN_ENCRYPTION_KEYS set, cryptography missing
         raise CLIError(str(exc)) from exc
     except Exception as exc:  # temporalio raises RuntimeError("Failed client connect: ...")
@@ -586,6 +677,63 @@ async def cmd_threads(args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_graph(args: argparse.Namespace) -> int:
+    """`graphrun graph GRAPH`: the graph's `get_graph()` drawing, found as `worker` finds it."""
+    import json
+
+    from graphrun.bridge import is_langgraph
+    from graphrun.worker import as_graphrun
+
+    ref: str = args.graph
+    graph: Any = None
+    if ":" in ref:  # MODULE:ATTR, loaded as `graphrun worker --graph` loads it
+        _ensure_cwd_on_path()
+        module_name, _, attr = ref.partition(":")
+        try:
+            obj: Any = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise CLIError(f"{ref!r}: cannot import module {module_name!r}: {exc}") from exc
+        try:
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            raise CLIError(f"{ref!r}: module {module_name!r} has no attribute {attr!r}"
+                           ) from None
+        if isinstance(obj, Mapping):  # a dict of graphs, as `worker` serves it
+            if len(obj) != 1:
+                raise CLIError(f"{ref!r} holds graphs {sorted(map(str, obj))}: put the one to "
+                               f"draw in a module attribute of its own, or name it with --config")
+            obj = next(iter(obj.values()))
+        graph = as_graphrun(obj, attr.rsplit(".", 1)[-1]) if is_langgraph(obj) else obj
+    else:  # a graph id: of --config / ./langgraph.json, else of the examples `dev` serves
+        configured = args.config or os.path.exists("langgraph.json")
+        graphs = (_graphs(argparse.Namespace(graph=None, config=args.config), default_config=True)
+                  if configured else example_graphs())
+        if ref not in graphs:
+            where = f"--config {args.config or 'langgraph.json'}" if configured else "the examples"
+            raise CLIError(f"no graph {ref!r} in {where}; graphs: {sorted(graphs)} (or pass "
+                           f"MODULE:ATTR)")
+        graph = graphs[ref]
+    if not callable(getattr(graph, "get_graph", None)) or not hasattr(graph, "spec"):
+        raise CLIError(f"{ref!r} is a {type(graph).__name__}, not a compiled graph")
+    xray: int | bool = args.depth if args.depth is not None else args.xray
+    try:
+        drawing = graph.get_graph(xray=xray)
+    except ImportError as exc:
+        raise CLIError(str(exc)) from exc
+    if args.format == "json":
+        text = json.dumps(drawing.to_json(), indent=2, default=str)
+    elif args.format == "ascii":
+        try:
+            text = drawing.draw_ascii()
+        except ImportError as exc:
+            raise CLIError(f"{exc} (or use the default --format mermaid)") from exc
+    else:
+        text = drawing.draw_mermaid()
+    _print([text.rstrip("\n")])
+    return 0
+
+
 # -- serving ---------------------------------------------------------------------------
 def _ensure_cwd_on_path() -> None:
     cwd = os.getcwd()
@@ -665,19 +813,24 @@ def _stop_event() -> asyncio.Event:
 
 
 async def _serve(client: Any, graphs: Mapping[str, Any], task_queue: str,
-                 stop: asyncio.Event) -> None:
+                 stop: asyncio.Event, metrics: bool = False) -> None:
+    from graphrun.metrics import waiting_reporter
     from graphrun.worker import create_worker
 
-    worker = create_worker(client, graphs, task_queue=task_queue)
-    run = asyncio.ensure_future(worker.run())
-    waiter = asyncio.ensure_future(stop.wait())
-    done, _ = await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    if run in done:
-        waiter.cancel()
-        run.result()  # the worker stopped by itself: raise its error
-        return
-    await worker.shutdown()
-    await run
+    # The client brings its tracing (or none: --tracing and the environment decided).
+    worker = create_worker(client, graphs, task_queue=task_queue, tracing=None)
+    reporter = (waiting_reporter(client, graphs) if metrics
+                else contextlib.nullcontext())
+    async with reporter:
+        run = asyncio.ensure_future(worker.run())
+        waiter = asyncio.ensure_future(stop.wait())
+        done, _ = await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if run in done:
+            waiter.cancel()
+            run.result()  # the worker stopped by itself: raise its error
+            return
+        await worker.shutdown()
+        await run
 
 
 def _graphs(args: argparse.Namespace, *, default_config: bool = False) -> dict[str, Any]:
@@ -729,10 +882,16 @@ async def cmd_worker(args: argparse.Namespace) -> int:
     _print([f"graphrun worker on {conn.address} (namespace {conn.namespace}, task queue "
             f"{conn.task_queue})", f"serving graphs: {', '.join(sorted(graphs))}",
             _encryption_line(conn.encryption), _storage_line(conn.payload_dir),
-            "ready; Ctrl-C to stop"])
-    await _serve(gc.client, graphs, conn.task_queue, stop)
+            _tracing_line(gc), _metrics_line(conn.metrics_bind), "ready; Ctrl-C to stop"])
+    await _serve(gc.client, graphs, conn.task_queue, stop, metrics=bool(conn.metrics_bind))
     _print(["worker stopped"])
     return 0
+
+
+def _metrics_line(bind: str | None) -> str:
+    if not bind:
+        return "metrics: off (--metrics-bind HOST:PORT serves them for Prometheus)"
+    return f"metrics: http://{bind}/metrics (Temporal's and graphrun's, for Prometheus)"
 
 
 def _encryption_line(keys: Mapping[str, bytes] | None) -> str:
@@ -780,13 +939,16 @@ async def cmd_dev(args: argparse.Namespace) -> int:
                        f"in use? try --port)") from exc
     try:
         conn = Connection(address=server.address, namespace=namespace, tls=False, api_key=None,
-                          task_queue=task_queue, encryption=keys, payload_dir=payload_dir)
+                          task_queue=task_queue, encryption=keys, payload_dir=payload_dir,
+                          tracing=args.tracing or "auto", metrics_bind=args.metrics_bind)
         gc = await _connect(conn)
         lines = [f"Temporal dev server: {server.address} (namespace {namespace})",
                  f"Web UI: {server.ui_url or '(disabled)'}",
                  f"state: {db}",
                  f"worker on task queue {task_queue!r} serving: {', '.join(sorted(graphs))}",
-                 _encryption_line(keys), _storage_line(payload_dir)]
+                 _encryption_line(keys), _storage_line(payload_dir), _tracing_line(gc)]
+        if args.metrics_bind:
+            lines.append(_metrics_line(args.metrics_bind))
         if args.ui_codec_endpoint:
             lines.append(f"Web UI codec server: {args.ui_codec_endpoint}")
         elif keys and server.ui_url:
@@ -801,7 +963,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
         lines.append("ready; Ctrl-C to stop")
         _print(lines)
         try:
-            await _serve(gc.client, graphs, task_queue, stop)
+            await _serve(gc.client, graphs, task_queue, stop, metrics=bool(args.metrics_bind))
         finally:
             if api is not None:
                 api[0].should_exit = True
@@ -880,6 +1042,7 @@ _COMMANDS = {
     "state": cmd_state,
     "history": cmd_history,
     "threads": cmd_threads,
+    "graph": cmd_graph,
 }
 
 
@@ -908,7 +1071,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return int(exc.code or 0)
     _ensure_cwd_on_path()
     try:
-        return asyncio.run(_COMMANDS[args.command](args))
+        try:
+            return asyncio.run(_COMMANDS[args.command](args))
+        finally:
+            _flush_tracing()  # runs still queued would be lost when the process ends
     except CLIError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.code

@@ -50,6 +50,7 @@ from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from graphrun import errors, registry, serde, state, stream
+from graphrun import tracing as tracing_mod
 from graphrun.bridge import is_langgraph_value
 from graphrun.declared import DeclaredTypes
 from graphrun.engine import stream_chunks
@@ -190,7 +191,8 @@ class GraphClient:
     def __init__(self, client: Client, *, task_queue: str = "graphrun",
                  id_prefix: str = "", max_history: int = 100,
                  history_event_limit: int = 10_000, search_attributes: bool = True,
-                 types: Iterable[type] = (), limits: InputLimits | None = None) -> None:
+                 types: Iterable[type] = (), limits: InputLimits | None = None,
+                 tracing: tracing_mod.TracingLike = "auto") -> None:
         """Args:
             client: any temporalio Client (graphrun sets its own data converter).
             task_queue: where the graphrun worker listens.
@@ -204,11 +206,15 @@ class GraphClient:
                 A graph registered in this process (a worker here) adds its declared
                 types; any other class named by data is refused, never imported.
             limits: the largest input, answer or update this client sends.
+            tracing: trace each call to a thread (graphrun.tracing): "langsmith", "otel",
+                both, a GraphTracing, or None; "auto" (default) reads the environment. A
+                client that traces already keeps its tracing.
         """
         self.types = DeclaredTypes(types)
         self.limits = limits or InputLimits()
         self.search_attributes = search_attributes
-        self.client = with_data_converter(client)
+        self.client = tracing_mod.with_tracing(with_data_converter(client), tracing)
+        self.tracing = tracing_mod.of_client(self.client)
         self.task_queue = task_queue
         self.id_prefix = id_prefix
         self.max_history = max_history
@@ -223,6 +229,7 @@ class GraphClient:
                       external_storage: StorageLike | None = None,
                       search_attributes: bool = True, types: Iterable[type] = (),
                       limits: InputLimits | None = None,
+                      tracing: tracing_mod.TracingLike = "auto",
                       **connect_options: Any) -> GraphClient:
         """Connect to Temporal (default: $TEMPORAL_ADDRESS or localhost:7233).
 
@@ -241,7 +248,16 @@ class GraphClient:
                 limit: a directory (`graphrun.storage.LocalDirectoryDriver`), any
                 StorageDriver (e.g. the SDK's S3StorageDriver), or an ExternalStorage
                 (its own threshold). Workers need the same drivers. None: all inline.
+            tracing: trace calls, and the workers made from this client
+                (`create_worker(gc.client, ...)`): "langsmith", "otel", "langsmith,otel", a
+                GraphTracing, or None. "auto" (default): LangSmith when LANGSMITH_TRACING is
+                true, OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+            runtime (a temporalio option): e.g. ``graphrun.metrics.prometheus_runtime(
+                "0.0.0.0:9464")`` to serve Temporal's and graphrun's metrics.
         """
+        chosen = tracing_mod.resolve(tracing)
+        if chosen is not None:
+            connect_options["interceptors"] = [*connect_options.get("interceptors", ()), chosen]
         client = await Client.connect(
             target or os.environ.get("TEMPORAL_ADDRESS", "localhost:7233"),
             namespace=namespace or os.environ.get("TEMPORAL_NAMESPACE", "default"),
@@ -251,7 +267,8 @@ class GraphClient:
             api_key=api_key, **connect_options)
         return cls(client, task_queue=task_queue, id_prefix=id_prefix, max_history=max_history,
                    history_event_limit=history_event_limit,
-                   search_attributes=search_attributes, types=types, limits=limits)
+                   search_attributes=search_attributes, types=types, limits=limits,
+                   tracing=None)
 
     def graph(self, name: str) -> RemoteGraph:
         return RemoteGraph(self, name)
@@ -259,13 +276,21 @@ class GraphClient:
     def workflow_id(self, thread_id: str) -> str:
         return f"{self.id_prefix}{thread_id}"
 
+    def trace(self, graph: str, thread_id: str, inputs: Any, what: str = "invoke"
+              ) -> contextlib.AbstractContextManager[Callable[..., None]]:
+        """The client's run around one call to a thread, when this client traces."""
+        if self.tracing is None:
+            return contextlib.nullcontext(_untraced)
+        return self.tracing.invocation(graph, thread_id, inputs, what=what)
+
     async def resume(self, thread_id: str, value: Any, interrupt_id: str | None = None) -> None:
         """Answer a paused thread by signal (fire and forget)."""
         payload = {interrupt_id: value} if interrupt_id else value
         data = serde.dumps(payload)
         self.limits.check(data, "the resume value")
         handle = self.client.get_workflow_handle(self.workflow_id(thread_id))
-        await handle.signal("resume", ResumeSignal(resume=data))
+        with self.trace("resume", thread_id, {"resume": value}, what="resume"):
+            await handle.signal("resume", ResumeSignal(resume=data))
 
     async def list_threads(self, *, status: str | None = None, graph: str | None = None,
                            limit: int = 100) -> list[ThreadInfo]:
@@ -346,6 +371,10 @@ async def _taken(update: WorkflowUpdateHandle[Any]) -> RunResult:
     return RunResult(status="running")
 
 
+def _untraced(*_: Any) -> None:
+    pass
+
+
 def _quote(value: str) -> str:
     """A string literal of Temporal's list filter."""
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -393,11 +422,14 @@ class RemoteGraph:
                    options: Mapping[str, Any], **kw: Any) -> RunResult:
         """`_run_once`, again once a thread record that was still completing has closed
         (a thread the Server API created just before: its record takes no run)."""
-        try:
-            return await self._run_once(input, config, options, **kw)
-        except _RecordOpen:
-            await self._record_closed(self.gc.workflow_id(_thread_id(config)))
-            return await self._run_once(input, config, options, **kw)
+        with self.gc.trace(self.name, _thread_id(config), input) as finish:
+            try:
+                result = await self._run_once(input, config, options, **kw)
+            except _RecordOpen:
+                await self._record_closed(self.gc.workflow_id(_thread_id(config)))
+                result = await self._run_once(input, config, options, **kw)
+            finish(result)
+            return result
 
     async def _record_closed(self, wid: str) -> None:
         with contextlib.suppress(TimeoutError):
@@ -746,11 +778,12 @@ class RemoteGraph:
     async def _update(self, config: Mapping[str, Any], update: str, args: list[Any]
                       ) -> dict[str, Any]:
         state.root_only(config, "update")
-        try:
-            return await self._update_once(config, update, args)
-        except _RecordOpen:
-            await self._record_closed(self.gc.workflow_id(_thread_id(config)))
-            return await self._update_once(config, update, args)
+        with self.gc.trace(self.name, _thread_id(config), {"values": args[0]}, what=update):
+            try:
+                return await self._update_once(config, update, args)
+            except _RecordOpen:
+                await self._record_closed(self.gc.workflow_id(_thread_id(config)))
+                return await self._update_once(config, update, args)
 
     async def _update_once(self, config: Mapping[str, Any], update: str, args: list[Any]
                            ) -> dict[str, Any]:
@@ -779,3 +812,19 @@ class RemoteGraph:
 
     def get_state(self, config: Mapping[str, Any]) -> StateSnapshot:
         return asyncio.run(self.aget_state(config))
+
+    def get_graph(self, config: Mapping[str, Any] | None = None, *,
+                  xray: int | bool = False) -> Any:
+        """The graph's drawing (LangChain's `Graph`, as the compiled graph's `get_graph`),
+        when this process has the graph: a worker here serves it (`create_worker`)."""
+        graph = registry.find(self.name)
+        if graph is None:
+            raise errors.GraphNotFoundError(
+                f"cannot draw graph {self.name!r}: it is not served in this process. Draw "
+                f"the compiled graph itself (graph.get_graph()), or `graphrun graph "
+                f"module:attr` from the command line.")
+        return graph.get_graph(config, xray=xray)
+
+    async def aget_graph(self, config: Mapping[str, Any] | None = None, *,
+                         xray: int | bool = False) -> Any:
+        return self.get_graph(config, xray=xray)

@@ -146,6 +146,9 @@ class EntrypointSpec(GraphSpec):
 
     entry_input: Any = Any  # the function's annotations, for the JSON Schemas
     entry_output: Any = Any
+    # The name of its runs for LangChain callbacks: LangGraph's ("LangGraph"), unless
+    # `@entrypoint(name=...)` names it.
+    run_name: str | None = None
 
     @property
     def input_type(self) -> Any:
@@ -161,6 +164,10 @@ class EntrypointSpec(GraphSpec):
 
     def shown_input(self, task: Any) -> Any:
         return task.input.get(START) if isinstance(task.input, dict) else task.input
+
+    def traced_input(self, task: Any) -> Any:
+        """The node's input as its run shows it (graphrun.callbacks): the entrypoint's."""
+        return self.shown_input(task)
 
     def make_input(self, values: dict[str, Any], node: str | None = None,
                    schema: Any = None) -> Any:
@@ -198,7 +205,7 @@ class EntrypointSpec(GraphSpec):
             local_activities=False, state_keys=(ROOT,), input_keys=(START,),
             output_keys=(ROOT,), types=declared_types([a for a in annotations if a], types),
             trigger_channels=frozenset({START}), entry_input=hints.get(first, Any),
-            entry_output=hints.get("return", Any))
+            entry_output=hints.get("return", Any), run_name=name or "LangGraph")
 
 
 def _hints(func: Callable[..., Any]) -> dict[str, Any]:

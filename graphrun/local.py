@@ -20,14 +20,17 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from graphrun import callbacks as tracing
 from graphrun import engine, state
 from graphrun.channels import MISSING
 from graphrun.checkpoint import STATEFUL
 from graphrun.engine import Run, RunOptions, TaskCall, TaskResult, Thread
 from graphrun.errors import GraphInterrupt
+from graphrun.runnable import RunnableGraph, graph_output, stream_parts
 from graphrun.runner import arun_task, current_task, handle_error, node_writes, run_task
 from graphrun.spec import GraphSpec
 from graphrun.types import (
+    INTERRUPT,
     NS_END,
     NS_SEP,
     Command,
@@ -97,6 +100,16 @@ class InMemorySaver:
                     parent_config=_config(thread.thread_id, c.parent_id) if c.parent_id
                     else None, pending_writes=[])
 
+    async def alist(self, config: Mapping[str, Any] | None, *,
+                    filter: Mapping[str, Any] | None = None,
+                    before: Mapping[str, Any] | None = None, limit: int | None = None
+                    ) -> AsyncIterator[CheckpointTuple]:
+        for t in self.list(config, filter=filter, before=before, limit=limit):
+            yield t
+
+    async def aget_tuple(self, config: Mapping[str, Any]) -> CheckpointTuple | None:
+        return self.get_tuple(config)
+
     def get_tuple(self, config: Mapping[str, Any]) -> CheckpointTuple | None:
         return next(iter(self.list(config, limit=1, before=None)), None) if not \
             _checkpoint_id(config) else next((t for t in self.list(
@@ -120,8 +133,14 @@ def _checkpoint_id(config: Mapping[str, Any] | None) -> str | None:
     return ((config or {}).get("configurable") or {}).get("checkpoint_id")
 
 
-class CompiledStateGraph:
-    """A compiled graph: invoke, stream and inspect threads in this process."""
+class CompiledStateGraph(RunnableGraph):
+    """A compiled graph: invoke, stream and inspect threads in this process.
+
+    With langchain-core installed it is a LangChain `Runnable` (see graphrun.runnable),
+    and the callbacks in `config["callbacks"]` see LangGraph's run tree
+    (see graphrun.callbacks)."""
+
+    spec: GraphSpec
 
     def __init__(self, spec: GraphSpec, *, checkpointer: Any = None) -> None:
         self.spec = spec
@@ -130,6 +149,12 @@ class CompiledStateGraph:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def _run_name(self) -> str:
+        """The name of the graph's chain run (LangGraph names an @entrypoint's "LangGraph")."""
+        name: str = getattr(self.spec, "run_name", None) or self.spec.name
+        return name
 
     # -- threads -------------------------------------------------------------
     def _thread(self, config: Mapping[str, Any] | None, *, required: bool = False) -> Thread:
@@ -168,50 +193,60 @@ class CompiledStateGraph:
             # In-process, the node's own exception propagates, as in LangGraph.
             raise exception if exception is not None else run.failure()
 
-    def _steps(self, run: Run, config: Mapping[str, Any] | None, live: Live | None = None
-               ) -> Iterator[list[tuple[str, Any]]]:
+    def _steps(self, run: Run, config: Mapping[str, Any] | None, live: Live | None = None,
+               trace: tracing.GraphRun | None = None) -> Iterator[list[tuple[str, Any]]]:
         yield self._drain(run)
         while tasks := run.next_tasks():
             yield self._drain(run)  # the tasks' start, before what they stream live
             calls = [run.call_for(t) for t in tasks]
             results: list[TaskResult] = []
             if len(calls) == 1:
-                results = [self._execute(calls[0], run, config, live)]
+                results = [self._execute(calls[0], run, config, live, trace)]
             else:  # a step's nodes run at the same time, each in a thread (LangGraph)
                 with ThreadPoolExecutor(max_workers=len(calls)) as pool:
                     futures = [pool.submit(contextvars.copy_context().run, self._execute, c,
-                                           run, config, live) for c in calls]
+                                           run, config, live, trace) for c in calls]
                     for future in as_completed(futures):  # chunks as each task finishes
                         results.append(future.result())
                         run.task_finished(results[-1])
                         yield self._drain(run)
             run.finish_step(results)
+            _paused_after(run, trace)
             yield self._drain(run)
         yield self._drain(run)  # a breakpoint's chunk
         self._after(run)
 
-    async def _asteps(self, run: Run, config: Mapping[str, Any] | None, live: Live | None = None
+    async def _asteps(self, run: Run, config: Mapping[str, Any] | None, live: Live | None = None,
+                      trace: tracing.GraphRun | None = None
                       ) -> AsyncIterator[list[tuple[str, Any]]]:
         yield self._drain(run)
         while tasks := run.next_tasks():
             yield self._drain(run)  # the tasks' start, before what they stream live
             # The first node to fail cancels its unfinished siblings (LangGraph).
             pending = {asyncio.ensure_future(self._aexecute(run.call_for(t), run, config,
-                                                            live))
+                                                            live, trace))
                        for t in tasks}
             results: list[TaskResult] = []
-            while pending:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for d in done:
-                    results.append(d.result())
-                    run.task_finished(results[-1])
-                yield self._drain(run)  # chunks as tasks finish
-                if any(r.error for r in results):
-                    for p in pending:
-                        p.cancel()
-                    await asyncio.gather(*pending, return_exceptions=True)
-                    break
+            try:
+                while pending:
+                    done, pending = await asyncio.wait(pending,
+                                                       return_when=asyncio.FIRST_COMPLETED)
+                    for d in done:
+                        results.append(d.result())
+                        run.task_finished(results[-1])
+                    yield self._drain(run)  # chunks as tasks finish
+                    if any(r.error for r in results):
+                        for p in pending:
+                            p.cancel()
+                        await asyncio.gather(*pending, return_exceptions=True)
+                        break
+            except BaseException:  # the run was cancelled (its reader left): so are its nodes
+                for p in pending:
+                    p.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
+                raise
             run.finish_step(results)
+            _paused_after(run, trace)
             yield self._drain(run)
         yield self._drain(run)  # a breakpoint's chunk
         self._after(run)
@@ -222,27 +257,30 @@ class CompiledStateGraph:
         return events
 
     def _execute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None,
-                 live: Live | None = None) -> TaskResult:
+                 live: Live | None = None, trace: tracing.GraphRun | None = None
+                 ) -> TaskResult:
         policies = self.spec.nodes[call.task.name].retry_policy
         attempt, first = 0, time.time()
         while True:
             attempt += 1
             call = dataclasses.replace(call, attempt=attempt, first_attempt_time=first)
-            result = run_task(self.spec, call, config, resume_map=run.resume_map, live=live)
+            result = run_task(self.spec, call, config, resume_map=run.resume_map, live=live,
+                              trace=trace)
             delay = _retry_delay(result, policies, attempt)
             if delay is None:
                 return self._handled(call, config, result)
             time.sleep(delay)
 
     async def _aexecute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None,
-                        live: Live | None = None) -> TaskResult:
+                        live: Live | None = None, trace: tracing.GraphRun | None = None
+                        ) -> TaskResult:
         policies = self.spec.nodes[call.task.name].retry_policy
         attempt, first = 0, time.time()
         while True:
             attempt += 1
             call = dataclasses.replace(call, attempt=attempt, first_attempt_time=first)
             result = await arun_task(self.spec, call, config, resume_map=run.resume_map,
-                                     live=live)
+                                     live=live, trace=trace)
             delay = _retry_delay(result, policies, attempt)
             if delay is None:
                 return self._handled(call, config, result)
@@ -255,90 +293,199 @@ class CompiledStateGraph:
             return result
         return handle_error(self.spec, call, config, result)
 
-    def invoke(self, input: Any, config: Mapping[str, Any] | None = None, **options: Any
-               ) -> Any:
+    def invoke(self, input: Any, config: Mapping[str, Any] | None = None, *,
+               version: str = "v1", **options: Any) -> Any:
         """Run until the graph ends or pauses; returns the state (+ `__interrupt__`).
 
         `interrupt_before=[...]` / `interrupt_after=[...]` set this run's breakpoints
         instead of the compiled ones; other LangGraph options are accepted and ignored.
+        `version="v2"` returns a `GraphOutput(value, interrupts)` (with a `stream_mode`
+        other than "values": the list of v2 stream parts), as LangGraph's.
         """
+        config = self._merged(config)
+        if version == "v2" and options.get("stream_mode", "values") != "values":
+            return list(self.stream(input, config, version="v2", **options))
         if current_task() is not None:
             nested: dict[str, Any] = self._invoke_nested(input, config, sync=True)
-            return nested
-        run = self._run(input, config, options)
-        for _events in self._steps(run, config):
-            pass
+            return self._v2_output(nested) if version == "v2" else nested
+        trace = tracing.start_graph(self._run_name, input, config)
+        try:
+            run = self._run(input, config, options)
+            _resumed(run, input, trace)
+            for _events in self._steps(run, config, trace=trace):
+                pass
+            _paused(run, trace)
+        except BaseException as exc:
+            if trace is not None:
+                trace.error(exc)
+            raise
+        if trace is not None:
+            trace.end(run.output_values())
+        if version == "v2":
+            return graph_output(self.spec, run.output_values(), run.interrupts)
         return run.output()
 
-    async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None,
-                      **options: Any) -> Any:
+    async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None, *,
+                      version: str = "v1", **options: Any) -> Any:
+        config = self._merged(config)
+        if version == "v2" and options.get("stream_mode", "values") != "values":
+            return [part async for part in self.astream(input, config, version="v2",
+                                                        **options)]
         if current_task() is not None:
             nested_out: dict[str, Any] = await self._invoke_nested(input, config, sync=False)
-            return nested_out
-        run = self._run(input, config, options)
-        async for _events in self._asteps(run, config):
-            pass
+            return self._v2_output(nested_out) if version == "v2" else nested_out
+        trace = await tracing.astart_graph(self._run_name, input, config)
+        try:
+            run = self._run(input, config, options)
+            await _aresumed(run, input, trace)
+            async for _events in self._asteps(run, config, trace=trace):
+                pass
+            await _apaused(run, trace)
+        except BaseException as exc:
+            if trace is not None:
+                await trace.aerror(exc)
+            raise
+        if trace is not None:
+            await trace.aend(run.output_values())
+        if version == "v2":
+            return graph_output(self.spec, run.output_values(), run.interrupts)
         return run.output()
+
+    def _v2_output(self, out: Any) -> Any:
+        interrupts = out.pop(INTERRUPT, ()) if isinstance(out, dict) else ()
+        return graph_output(self.spec, out, interrupts)
 
     def stream(self, input: Any, config: Mapping[str, Any] | None = None, *,
                stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
-               **options: Any) -> Iterator[Any]:
+               version: str = "v1", **options: Any) -> Iterator[Any]:
         """Yield 'updates' ({node: update}, the default as in LangGraph) or 'values'
         (the state after each step); a list of modes yields (mode, chunk) pairs, and
-        `subgraphs=True` puts the namespace first (() for this graph's own chunks)."""
+        `subgraphs=True` puts the namespace first (() for this graph's own chunks).
+        `version="v2"` yields LangGraph's `StreamPart` dicts instead:
+        `{"type": mode, "ns": namespace, "data": chunk}`."""
+        config = self._merged(config)
+        chunks = self._chunker(stream_mode, subgraphs, version)
         if current_task() is not None:  # called inside a node: a subgraph of its task
-            yield from self._stream_nested(input, config, stream_mode, subgraphs)
+            yield from self._stream_nested(input, config, stream_mode, chunks)
             return
-        run = self._run(input, config, {**options, "stream_mode": stream_mode})
-        for events in _live_thread(lambda live: self._steps(run, config, live)):
-            yield from engine.stream_chunks(events, stream_mode, subgraphs)
+        trace = tracing.start_graph(self._run_name, input, config)
+        try:
+            run = self._run(input, config, {**options, "stream_mode": stream_mode})
+            _resumed(run, input, trace)
+            for events in _live_thread(lambda live: self._steps(run, config, live, trace)):
+                yield from chunks(events)
+            _paused(run, trace)
+        except BaseException as exc:
+            if trace is not None:
+                trace.error(exc)
+            raise
+        if trace is not None:
+            trace.end(run.output_values())
 
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
                       stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
-                      **options: Any) -> AsyncIterator[Any]:
+                      version: str = "v1", **options: Any) -> AsyncIterator[Any]:
+        config = self._merged(config)
+        chunks = self._chunker(stream_mode, subgraphs, version)
         if current_task() is not None:  # called inside a node: a subgraph of its task
-            async for chunk in self._astream_nested(input, config, stream_mode, subgraphs):
+            async for chunk in self._astream_nested(input, config, stream_mode, chunks):
                 yield chunk
             return
-        run = self._run(input, config, {**options, "stream_mode": stream_mode})
-        async for events in _live_task(lambda live: self._asteps(run, config, live)):
-            for chunk in engine.stream_chunks(events, stream_mode, subgraphs):
-                yield chunk
+        trace = await tracing.astart_graph(self._run_name, input, config)
+        try:
+            run = self._run(input, config, {**options, "stream_mode": stream_mode})
+            await _aresumed(run, input, trace)
+            async for events in _live_task(lambda live: self._asteps(run, config, live,
+                                                                     trace)):
+                for chunk in chunks(events):
+                    yield chunk
+            await _apaused(run, trace)
+        except BaseException as exc:
+            if trace is not None:
+                await trace.aerror(exc)
+            raise
+        if trace is not None:
+            await trace.aend(run.output_values())
+
+    def _chunker(self, stream_mode: str | Sequence[str], subgraphs: bool, version: str
+                 ) -> Callable[[list[tuple[Any, ...]]], Iterator[Any]]:
+        """A run's events as chunks: LangGraph's v1 shapes, or its v2 stream parts."""
+        if version == "v2":
+            return lambda events: stream_parts(events, stream_mode, subgraphs, self.spec)
+        return lambda events: engine.stream_chunks(events, stream_mode, subgraphs)
 
     # -- subgraphs -----------------------------------------------------------
     def _invoke_nested(self, input: Any, config: Mapping[str, Any] | None, *, sync: bool) -> Any:
         """A graph called from inside a node keeps its thread in the calling task."""
-        run, finish, forward, live = self._nested(input, config)
         if sync:
-            for events in self._steps(run, config, live):
-                forward(events)
-            return finish()
+            trace = tracing.start_graph(self._run_name, input, config)
+            try:
+                run, finish, forward, live = self._nested(input, config)
+                for events in self._steps(run, config, live, trace):
+                    forward(events)
+                out = finish()
+            except BaseException as exc:
+                if trace is not None:
+                    trace.error(exc)
+                raise
+            if trace is not None:
+                trace.end(out)
+            return out
 
         async def go() -> Any:
-            async for events in self._asteps(run, config, live):
-                forward(events)
-            return finish()
+            atrace = await tracing.astart_graph(self._run_name, input, config)
+            try:
+                run, finish, forward, live = self._nested(input, config)
+                async for events in self._asteps(run, config, live, atrace):
+                    forward(events)
+                out = finish()
+            except BaseException as exc:
+                if atrace is not None:
+                    await atrace.aerror(exc)
+                raise
+            if atrace is not None:
+                await atrace.aend(out)
+            return out
 
         return go()
 
     def _stream_nested(self, input: Any, config: Mapping[str, Any] | None,
-                       stream_mode: str | Sequence[str], subgraphs: bool) -> Iterator[Any]:
+                       stream_mode: str | Sequence[str],
+                       chunks: Callable[[list[tuple[Any, ...]]], Iterator[Any]]
+                       ) -> Iterator[Any]:
         """stream() inside a node: as `_invoke_nested`, yielding the run's chunks."""
-        run, finish, forward, live = self._nested(input, config, stream_mode)
-        for events in self._steps(run, config, live):
-            forward(events)
-            yield from engine.stream_chunks(events, stream_mode, subgraphs)
-        finish()
+        trace = tracing.start_graph(self._run_name, input, config)
+        try:
+            run, finish, forward, live = self._nested(input, config, stream_mode)
+            for events in self._steps(run, config, live, trace):
+                forward(events)
+                yield from chunks(events)
+            out = finish()
+        except BaseException as exc:
+            if trace is not None:
+                trace.error(exc)
+            raise
+        if trace is not None:
+            trace.end(out)
 
     async def _astream_nested(self, input: Any, config: Mapping[str, Any] | None,
-                              stream_mode: str | Sequence[str], subgraphs: bool
+                              stream_mode: str | Sequence[str],
+                              chunks: Callable[[list[tuple[Any, ...]]], Iterator[Any]]
                               ) -> AsyncIterator[Any]:
-        run, finish, forward, live = self._nested(input, config, stream_mode)
-        async for events in self._asteps(run, config, live):
-            forward(events)
-            for chunk in engine.stream_chunks(events, stream_mode, subgraphs):
-                yield chunk
-        finish()
+        trace = await tracing.astart_graph(self._run_name, input, config)
+        try:
+            run, finish, forward, live = self._nested(input, config, stream_mode)
+            async for events in self._asteps(run, config, live, trace):
+                forward(events)
+                for chunk in chunks(events):
+                    yield chunk
+            out = finish()
+        except BaseException as exc:
+            if trace is not None:
+                await trace.aerror(exc)
+            raise
+        if trace is not None:
+            await trace.aend(out)
 
     def _nested(self, input: Any, config: Mapping[str, Any] | None,
                 stream_mode: str | Sequence[str] = ()) -> tuple[
@@ -396,6 +543,7 @@ class CompiledStateGraph:
 
     # -- reading and writing state -----------------------------------------------
     def get_state(self, config: Mapping[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
+        config = self._merged(config)
         thread = self._thread(config, required=True)
         # A subgraph's config (checkpoint_ns "node:<task id>") names its own thread.
         spec, here, ckpt, ns, parents = state.locate(self.spec, thread,
@@ -413,6 +561,7 @@ class CompiledStateGraph:
                           before: Mapping[str, Any] | None = None, **_: Any
                           ) -> Iterator[StateSnapshot]:
         """Snapshots newest first."""
+        config = self._merged(config)
         root = self._thread(config, required=True)
         spec, thread, _head, ns, parents = state.locate(
             self.spec, root, {**(config.get("configurable") or {}), "checkpoint_id": None})
@@ -433,6 +582,7 @@ class CompiledStateGraph:
     def update_state(self, config: Mapping[str, Any], values: Any, as_node: str | None = None
                      ) -> dict[str, Any]:
         """Write `values` as if `as_node` had returned them; returns the new config."""
+        config = self._merged(config)
         state.root_only(config, "update")
         thread = self._thread(config, required=True)
         ckpt = state.update_state(self.spec, thread, values, as_node, clock=_now,
@@ -448,6 +598,7 @@ class CompiledStateGraph:
     def bulk_update_state(self, config: Mapping[str, Any],
                           supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
         """Apply `StateUpdate(values, as_node)`s: each inner list is one step (checkpoint)."""
+        config = self._merged(config)
         state.root_only(config, "update")
         thread = self._thread(config, required=True)
         ckpt = state.bulk_update_state(self.spec, thread, supersteps, clock=_now,
@@ -470,8 +621,17 @@ class CompiledStateGraph:
         schema = self.spec.builder.context_schema
         return None if schema is None else _json_schema(schema, "LangGraphContext")
 
-    def get_graph(self) -> Any:
-        return self.spec
+    def get_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
+        """LangChain's drawable `Graph` of this graph, as LangGraph draws it:
+        `.draw_mermaid()`, `.draw_ascii()`, `.draw_mermaid_png()`, `.to_json()`.
+        `xray=True` expands subgraphs (`xray=n`: n levels). Needs langchain-core
+        (`pip install 'graphrun[messages]'`); the topology itself is `self.spec`."""
+        from graphrun.drawing import draw_graph
+
+        return draw_graph(self, xray=xray)
+
+    async def aget_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
+        return self.get_graph(config, xray=xray)
 
 
 Live = Callable[[tuple[Any, ...]], None]  # takes one chunk event as soon as it is made
@@ -573,3 +733,42 @@ def _modes(stream_mode: Any) -> frozenset[str]:
     if stream_mode is None:
         return frozenset()
     return frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
+
+
+# -- GraphCallbackHandler's events (graphrun.callbacks) ------------------------------------
+def _resuming(run: Run, input: Any) -> str | None:
+    """The checkpoint a run resumes from (input None or a Command), as LangGraph tells it."""
+    if (input is None or isinstance(input, Command)) and run.ckpt is not None:
+        return run.ckpt.id
+    return None
+
+
+def _resumed(run: Run, input: Any, trace: tracing.GraphRun | None) -> None:
+    if trace is not None and (ckpt := _resuming(run, input)) is not None:
+        trace.resumed(ckpt)
+
+
+async def _aresumed(run: Run, input: Any, trace: tracing.GraphRun | None) -> None:
+    if trace is not None and (ckpt := _resuming(run, input)) is not None:
+        await trace.aresumed(ckpt)
+
+
+def _paused_after(run: Run, trace: tracing.GraphRun | None) -> None:
+    """Note a pause at an interrupt_after breakpoint (else a pause is before a step)."""
+    if trace is not None and run.status == "interrupted" and not run.interrupts:
+        trace.status = "interrupt_after"
+
+
+def _pause(run: Run, trace: tracing.GraphRun) -> tuple[Any, str, tuple[Any, ...]]:
+    status = "pending" if run.interrupts else trace.status or "interrupt_before"
+    return status, run.ckpt.id if run.ckpt is not None else "", tuple(run.interrupts)
+
+
+def _paused(run: Run, trace: tracing.GraphRun | None) -> None:
+    if trace is not None and run.status == "interrupted":
+        trace.interrupted(*_pause(run, trace))
+
+
+async def _apaused(run: Run, trace: tracing.GraphRun | None) -> None:
+    if trace is not None and run.status == "interrupted":
+        await trace.ainterrupted(*_pause(run, trace))

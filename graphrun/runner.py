@@ -72,6 +72,11 @@ class TaskContext:
     inline_calls: bool = True
     parent: TaskContext | None = None  # the task a call was made in
     took_null_resume: bool = False
+    # LangChain callbacks (graphrun.callbacks), in-process: the task's chain run, and how
+    # the task ended for it (its output, or its error).
+    run: Any = None
+    output: Any = MISSING
+    error: BaseException | None = None
 
     def take_null_resume(self) -> Any:
         # A call's interrupt takes the run's single answer from its caller (LangGraph).
@@ -235,9 +240,13 @@ def task_config(call: TaskCall, config: Mapping[str, Any] | None) -> dict[str, A
 
 
 def _context(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None,
-             resume_map: Mapping[str, Any], live: Callable[[tuple[Any, ...]], None] | None
-             ) -> TaskContext:
-    return TaskContext(graph=graph, call=call, config=task_config(call, config),
+             resume_map: Mapping[str, Any], live: Callable[[tuple[Any, ...]], None] | None,
+             trace: Any = None) -> TaskContext:
+    cfg = task_config(call, config)
+    if trace is not None:  # the task's config as LangGraph's, under the graph's run
+        node = graph.nodes.get(call.task.name)
+        cfg = trace.task_config(cfg, call.task, node.metadata if node is not None else {})
+    return TaskContext(graph=graph, call=call, config=cfg,
                        resume=list(call.resume), null_resume=call.null_resume,
                        resume_map=resume_map, nested=dict(call.nested), live=live,
                        calls=call.calls, target=list(call.target),
@@ -246,12 +255,22 @@ def _context(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None,
 
 def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None = None, *,
              resume_map: Mapping[str, Any] | None = None, raise_errors: bool = False,
-             live: Callable[[tuple[Any, ...]], None] | None = None) -> TaskResult:
-    """Run a task synchronously; async nodes run on a private event loop."""
-    ctx = _context(graph, call, config, resume_map or {}, live)
+             live: Callable[[tuple[Any, ...]], None] | None = None,
+             trace: Any = None) -> TaskResult:
+    """Run a task synchronously; async nodes run on a private event loop.
+
+    `trace`: the graph's run (graphrun.callbacks.GraphRun), when callbacks listen: the
+    task gets a chain run of its own under it."""
+    ctx = _context(graph, call, config, resume_map or {}, live, trace)
     token = _CONTEXT.set(ctx)
-    undo = _stream_messages(ctx)
+    undo = _nothing
     try:
+        if _traced(graph, ctx, trace):
+            from graphrun import callbacks as tracing
+
+            ctx.run, ctx.config = tracing.start_run(ctx.config, _shown_input(ctx),
+                                                    call.task.name)
+        undo = _stream_messages(ctx)
         node = graph.nodes[call.task.name]
         try:
             out = asyncio.run(_call_async(node.fn, ctx)) if node.is_async else _call(node, ctx)
@@ -270,17 +289,28 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
     finally:
         _CONTEXT.reset(token)
         undo()
+        if ctx.run is not None:
+            from graphrun import callbacks as tracing
+
+            tracing.end_run(ctx.run, ctx.error, ctx.output)
 
 
 async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None = None,
                     *, resume_map: Mapping[str, Any] | None = None,
                     raise_errors: bool = False,
-                    live: Callable[[tuple[Any, ...]], None] | None = None) -> TaskResult:
+                    live: Callable[[tuple[Any, ...]], None] | None = None,
+                    trace: Any = None) -> TaskResult:
     """Run a task in the running event loop (sync nodes are called directly)."""
-    ctx = _context(graph, call, config, resume_map or {}, live)
+    ctx = _context(graph, call, config, resume_map or {}, live, trace)
     token = _CONTEXT.set(ctx)
-    undo = _stream_messages(ctx)
+    undo = _nothing
     try:
+        if _traced(graph, ctx, trace):
+            from graphrun import callbacks as tracing
+
+            ctx.run, ctx.config = await tracing.astart_run(ctx.config, _shown_input(ctx),
+                                                           call.task.name)
+        undo = _stream_messages(ctx)
         node = graph.nodes[call.task.name]
         try:
             if node.is_async or node.afn is not None:
@@ -301,12 +331,40 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
         task = asyncio.current_task()
         if task is not None and task.cancelling() == 0:  # raised by the node, not asked for
             return _failed(ctx, NodeCancelledError(call.task.name), raise_errors, cause=exc)
+        ctx.error = exc
         raise
     except BaseException as exc:
         return _failed(ctx, exc, raise_errors)
     finally:
         _CONTEXT.reset(token)
         undo()
+        if ctx.run is not None:
+            from graphrun import callbacks as tracing
+
+            await tracing.aend_run(ctx.run, ctx.error, ctx.output,
+                                   stream=tracing.streams(trace))
+
+
+def _nothing() -> None:
+    pass
+
+
+def _traced(graph: GraphSpec, ctx: TaskContext, trace: Any) -> bool:
+    """Whether the task gets a chain run: every node's, START's only when it routes
+    (LangGraph runs START's writes untraced)."""
+    return trace is not None and (ctx.call.task.name != START or START in graph.branches)
+
+
+def _shown_input(ctx: TaskContext) -> Any:
+    """A task's input as its run shows it: what the node reads."""
+    traced_input = getattr(ctx.graph, "traced_input", None)  # an @entrypoint's
+    if traced_input is not None:
+        return traced_input(ctx.call.task)
+    try:
+        return ctx.call.task.input if ctx.graph.nodes[ctx.call.task.name].is_subgraph or (
+            ctx.call.task.name == START) else _node_input(ctx)
+    except Exception:
+        return ctx.call.task.input
 
 
 def _node_input(ctx: TaskContext) -> Any:
@@ -362,6 +420,7 @@ def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool, *,
     t = ctx.call.task
     if cause is not None:
         exc.__cause__ = cause
+    ctx.error = exc
     if (ctx.awaiting or ctx.target) and isinstance(exc, Exception):
         return _awaiting(ctx)  # calls to run first (then it runs again), or none reached
     if isinstance(exc, GraphInterrupt):
@@ -401,6 +460,7 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
         return _awaiting(ctx)
     if ctx.messages is not None:
         ctx.messages.node_returned(out)
+    ctx.output = out
     # A Send's task routes on the state when it was given it (NodeSpec.reads_state), as
     # LangGraph's does; otherwise on its own writes alone.
     pushed = t.path[0] == PUSH
@@ -472,9 +532,9 @@ def edge_writes(graph: GraphSpec, name: str, writes: list[Write], state: Any,
     branches = graph.branches.get(name, ())
     if branches:
         fresh = _fresh_state(graph, state, writes)
-        for br in branches:
+        for i, br in enumerate(branches):
             arg = graph.make_input(fresh, schema=br.input_schema)
-            result = _settled(br.path(arg, **_branch_kwargs(br.injects, config)))
+            result = _route(br, arg, config, i, name == START)
             items = result if isinstance(result, (list, tuple)) else [result]
             targets: list[str | Send] = []
             for item in items:
@@ -506,6 +566,30 @@ def _fresh_state(graph: GraphSpec, state: Any, writes: list[Write]) -> dict[str,
     return values
 
 
+def _route(br: Any, arg: Any, config: Mapping[str, Any] | None, index: int,
+           is_start: bool) -> Any:
+    """Call a routing function; in a traced task, as a chain run of its own (LangGraph's)."""
+    ctx = _CONTEXT.get()
+    if ctx is None or ctx.run is None:
+        return _settled(br.path(arg, **_branch_kwargs(br.injects, config)))
+    from graphrun import callbacks as tracing
+
+    def call(cfg: dict[str, Any]) -> Any:
+        kwargs = ctx.kwargs(br.injects)
+        if "config" in kwargs:
+            kwargs["config"] = cfg
+        return _settled(br.path(arg, **kwargs))
+
+    if (getattr(br.path, "__module__", None) or "").startswith("graphrun.bridge"):
+        # LangGraph's routing Runnable (a bridged graph's) starts its own run: give it the
+        # callbacks it would have had under LangGraph
+        step = index + (2 if is_start else 3)
+        return call({**ctx.config, "callbacks": ctx.run.get_child(f"seq:step:{step}")})
+    name = (getattr(br.path, "__name__", None) or getattr(br.path, "name", None)
+            or type(br.path).__name__)
+    return tracing.route(ctx.config, ctx.run, index, is_start, name, arg, call)
+
+
 def _branch_kwargs(names: tuple[str, ...], config: Mapping[str, Any] | None) -> dict[str, Any]:
     ctx = _CONTEXT.get()
     if ctx is not None:
@@ -535,9 +619,14 @@ def _settled(result: Any) -> Any:
 
 def _stream_messages(ctx: TaskContext) -> Callable[[], None]:
     """For the 'messages' mode: a LangChain callback handler in the node's config and in
-    LangChain's context (a model called without `config` finds it there). Returns the undo."""
+    LangChain's context (a model called without `config` finds it there); for a traced
+    task, its config in LangChain's context. Returns the undo."""
     if not ctx.call.messages:
-        return lambda: None
+        if ctx.run is None:
+            return lambda: None
+        from graphrun import callbacks as tracing
+
+        return _entered(tracing.entered(ctx.config))
     from langchain_core.runnables.config import var_child_runnable_config
 
     from graphrun.stream_messages import StreamMessages
@@ -547,10 +636,28 @@ def _stream_messages(ctx: TaskContext) -> Callable[[], None]:
                 "checkpoint_ns": t.ns}
     ctx.messages = StreamMessages(ctx.sub_event, metadata, seen=t.input)
     callbacks = ctx.config.get("callbacks")
-    ctx.config["callbacks"] = [*(callbacks if isinstance(callbacks, list) else []),
-                               ctx.messages]
+    if callbacks is None or isinstance(callbacks, list):
+        ctx.config["callbacks"] = [*(callbacks or []), ctx.messages]
+    else:  # a callback manager (a traced task's): a copy with the handler added
+        manager = callbacks.copy()
+        manager.add_handler(ctx.messages, inherit=True)
+        ctx.config["callbacks"] = manager
+    if ctx.run is not None:
+        from graphrun import callbacks as tracing
+
+        return _entered(tracing.entered(ctx.config))
     token = var_child_runnable_config.set(ctx.config)  # type: ignore[arg-type]
     return lambda: var_child_runnable_config.reset(token)
+
+
+def _entered(manager: contextlib.AbstractContextManager[Any]) -> Callable[[], None]:
+    """Enter a context manager now; returns what exits it."""
+    manager.__enter__()
+
+    def undo() -> None:
+        manager.__exit__(None, None, None)
+
+    return undo
 
 
 # -- error handlers ------------------------------------------------------------------

@@ -13,10 +13,12 @@ from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from graphrun import registry
+from graphrun import tracing as tracing_mod
 from graphrun.activities import route_update, run_node, send_webhook
 from graphrun.activities.cron import run_cron
 from graphrun.client import data_converter as _graphrun_data_converter
 from graphrun.client import graphrun_converter, with_data_converter
+from graphrun.metrics import GraphMetrics
 from graphrun.serde import InputLimits
 from graphrun.workflows import GraphWorkflow
 from graphrun.workflows.records import AssistantRecord, CronRun
@@ -67,8 +69,17 @@ def _runner() -> SandboxedWorkflowRunner:
         restrictions=SandboxRestrictions.default.with_passthrough_all_modules())
 
 
+def _interceptors(given: Any, chosen: tracing_mod.GraphTracing | None) -> list[Any]:
+    """graphrun's metrics, its tracing (unless the client brings it), then the caller's."""
+    out: list[Any] = [GraphMetrics()]
+    if chosen is not None:
+        out.append(chosen)
+    return [*out, *(given or [])]
+
+
 def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str = "graphrun",
-                  limits: InputLimits | None = None, **worker_options: Any) -> Worker:
+                  limits: InputLimits | None = None, tracing: tracing_mod.TracingLike = "auto",
+                  **worker_options: Any) -> Worker:
     """A temporalio Worker that runs GraphWorkflow and the node activity for `graphs`.
 
     Args:
@@ -86,18 +97,28 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
             they are kept: an update by its validator, a signal as a refused resume.
             With external storage on the client, ``max_payload_bytes`` is off: large
             payloads then leave history as references.
+        tracing: trace invocations, the workflow and nodes (graphrun.tracing): "langsmith",
+            "otel", both ("langsmith,otel"), a GraphTracing, or None. "auto" (default)
+            reads the environment (LANGSMITH_TRACING, OTEL_EXPORTER_OTLP_ENDPOINT). A client
+            that traces already (GraphClient.connect(tracing=...)) gives the worker its
+            tracing, and this is ignored.
         **worker_options: passed to temporalio's Worker (e.g. max_cached_workflows).
+
+    graphrun's metrics (graphrun.metrics) are recorded through the client's Runtime.
     """
     client = with_data_converter(client)
     _register(graphs, _payload_limits(limits, client.data_converter))
+    own = None if tracing_mod.of_client(client) is not None else tracing_mod.resolve(tracing)
+    interceptors = _interceptors(worker_options.pop("interceptors", None), own)
     return Worker(client, task_queue=task_queue,
                   workflows=WORKFLOWS,
                   activities=[run_node, route_update, run_cron, send_webhook],
-                  workflow_runner=_runner(), **worker_options)
+                  workflow_runner=_runner(), interceptors=interceptors, **worker_options)
 
 
 def create_replayer(graphs: Mapping[str, Any], *, data_converter: DataConverter | None = None,
-                    limits: InputLimits | None = None, **replayer_options: Any) -> Replayer:
+                    limits: InputLimits | None = None, tracing: tracing_mod.TracingLike = None,
+                    **replayer_options: Any) -> Replayer:
     """A Replayer configured exactly like the worker, for replay tests of histories.
 
     Args:
@@ -107,9 +128,14 @@ def create_replayer(graphs: Mapping[str, Any], *, data_converter: DataConverter 
             encryption=keys, external_storage=driver)``; its payload converter is
             replaced by graphrun's, its codec and storage kept. Default: the plain one.
         limits: as given to `create_worker` (they decide which signals are refused).
+        tracing: as for `create_worker` (default none): replaying sends no run.
         **replayer_options: passed to temporalio's Replayer.
+
+    The worker's interceptors (metrics, tracing) are in place, so a replay checks them too.
     """
     converter = graphrun_converter(data_converter or _graphrun_data_converter)
     _register(graphs, _payload_limits(limits, converter))  # decides as the worker did
+    interceptors = _interceptors(replayer_options.pop("interceptors", None),
+                                 tracing_mod.resolve(tracing))
     return Replayer(workflows=WORKFLOWS, data_converter=converter,
-                    workflow_runner=_runner(), **replayer_options)
+                    workflow_runner=_runner(), interceptors=interceptors, **replayer_options)

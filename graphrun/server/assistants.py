@@ -408,14 +408,18 @@ async def schemas(assistant_id: str, request: Request) -> dict[str, Any]:
 async def graph(assistant_id: str, request: Request, xray: int | bool = False
                 ) -> dict[str, Any]:
     _, compiled = await _graph(request, assistant_id)
-    return _drawing(compiled.spec)
+    try:  # LangChain's Graph, as LangGraph's server answers (needs langchain-core)
+        drawn: dict[str, Any] = compiled.get_graph(xray=xray).to_json()
+        return drawn
+    except ImportError:
+        return _drawing(compiled.spec)
 
 
 def _drawing(spec: Any) -> dict[str, Any]:
     """The graph's nodes and edges in LangChain's `Graph.to_json` shape (what Studio draws)."""
     start, end = "__start__", "__end__"
     names = [n for n in spec.nodes if n != start]
-    edges = [{"source": s, "target": t, "conditional": False}
+    edges = [{"source": s, "target": t}
              for s, targets in spec.edges.items() for t in targets]
     for source, branches in spec.branches.items():
         for branch in branches:

@@ -32,6 +32,7 @@ from langchain_core.messages import (
     HumanMessage,
     RemoveMessage,
 )
+from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
@@ -1742,7 +1743,7 @@ def test_nested_graph() -> None:
     def never_called_fn(state: Any):
         assert 0, "This function should never be called"
 
-    never_called = never_called_fn  # graphrun: was RunnableLambda(never_called_fn)
+    never_called = RunnableLambda(never_called_fn)
 
     class InnerState(TypedDict):
         my_key: str
@@ -1803,7 +1804,16 @@ def test_nested_graph() -> None:
         },
     ]
 
-    # graphrun: `app | RunnablePassthrough()` (LangChain Runnable composition) not ported.
+    chain = app | RunnablePassthrough()
+
+    assert chain.invoke({"my_key": "my value", "never_called": never_called}) == {
+        "my_key": "my value there and back again",
+        "never_called": never_called,
+    }
+    assert [*chain.stream({"my_key": "my value", "never_called": never_called})] == [
+        {"inner": {"my_key": "my value there"}},
+        {"side": {"my_key": "my value there and back again"}},
+    ]
 
 
 def test_subgraph_checkpoint_true(

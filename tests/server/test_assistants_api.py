@@ -135,8 +135,7 @@ async def test_defaults_and_graph_routes(api_url: str) -> None:
             drawn = await client.assistants.get_graph(aid)
             assert {n["id"] for n in drawn["nodes"]} == {"__start__", "request_approval",
                                                          "charge_card", "__end__"}
-            assert {"source": "request_approval", "target": "charge_card",
-                    "conditional": False} in drawn["edges"]
+            assert {"source": "request_approval", "target": "charge_card"} in drawn["edges"]
             schemas = await client.assistants.get_schemas(aid)
             assert schemas["graph_id"] == "purchase"
             assert "amount" in schemas["input_schema"]["properties"]

@@ -1,0 +1,346 @@
+"""LangChain callbacks and tracing for in-process runs, in LangGraph's shape.
+
+A graph invoked with `config["callbacks"]` (or with LangSmith tracing on, or inside a
+LangChain Runnable that has callbacks) reports to them the run tree LangGraph reports:
+
+    <graph>                chain run of the invocation (config `run_name`, else the graph's
+    │                      name), inputs the input, outputs the state it ends with
+    ├── <node>             graph:step:N   a chain run per task (per attempt), metadata
+    │   │                  langgraph_node, langgraph_step, langgraph_triggers, langgraph_path,
+    │   │                  langgraph_checkpoint_ns (and the config's, thread_id among them)
+    │   ├── <chat model>   seq:step:1     what the node runs with its `config`, or without
+    │   │                                 one (LangChain's context holds the node's config)
+    │   ├── <subgraph>     seq:step:1     a graph the node runs: its own tree below
+    │   └── <routing fn>   seq:step:3     each conditional edge after the node, in order
+    └── __start__          graph:step:0   hidden (langsmith:hidden), only when START routes
+
+A task that calls `interrupt()` ends its run with `on_chain_error(GraphInterrupt)`, as
+does a subgraph that paused; the graph's run ends with its state. A failed node and a
+failed graph end with their error. Under `astream` (`astream_events`, `astream_log`) a
+task's run also streams its output, as LangGraph's do. A `GraphCallbackHandler` among the
+callbacks is told when the run pauses for interrupts (`on_interrupt`) and when it resumes
+from a checkpoint (`on_resume`), as LangGraph's `langgraph.callbacks` does (LangGraph's
+own `GraphCallbackHandler` subclasses are told too).
+
+All of this needs langchain-core; without it a graph runs with no callbacks at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+from uuid import UUID
+
+from temporalio import workflow as _workflow
+
+from graphrun.types import PUSH, START, Interrupt
+
+try:  # the `messages` extra (langchain-core)
+    # Passed through a workflow sandbox that imports graphrun (see graphrun.runnable).
+    with _workflow.unsafe.imports_passed_through():
+        # What LangChain imports on its first callback manager (~20 ms): here, so that a
+        # process's first invoke is not the slow one.
+        import langchain_core.tracers.context
+        import langchain_core.tracers.langchain
+        import langchain_core.tracers.stdout  # noqa: F401
+        from langchain_core.callbacks import BaseCallbackHandler
+        from langchain_core.callbacks.manager import ahandle_event, handle_event
+        from langchain_core.runnables.config import (
+            ensure_config,
+            get_async_callback_manager_for_config,
+            get_callback_manager_for_config,
+            var_child_runnable_config,
+        )
+        from langchain_core.tracers._streaming import _StreamingCallbackHandler
+
+    AVAILABLE = True
+except ImportError:  # pragma: no cover - exercised by the no-langchain test
+    AVAILABLE = False
+    BaseCallbackHandler = object  # type: ignore[assignment,misc]
+
+__all__ = ["GraphCallbackHandler", "GraphInterruptEvent", "GraphLifecycleEvent",
+           "GraphResumeEvent"]
+
+HIDDEN = "langsmith:hidden"  # LangGraph's tag for its __start__ task
+
+GraphLifecycleStatus = Literal["input", "pending", "done", "interrupt_before",
+                               "interrupt_after", "out_of_steps"]
+
+
+@dataclass(frozen=True)
+class GraphInterruptEvent:
+    """The run paused for interrupts (or at a breakpoint): LangGraph's event."""
+
+    run_id: UUID | None
+    status: GraphLifecycleStatus
+    checkpoint_id: str
+    checkpoint_ns: tuple[str, ...]
+    interrupts: tuple[Interrupt, ...]
+
+
+@dataclass(frozen=True)
+class GraphResumeEvent:
+    """The run resumed from a saved checkpoint: LangGraph's event."""
+
+    run_id: UUID | None
+    status: GraphLifecycleStatus
+    checkpoint_id: str
+    checkpoint_ns: tuple[str, ...]
+
+
+GraphLifecycleEvent = GraphInterruptEvent | GraphResumeEvent
+
+
+class GraphCallbackHandler(BaseCallbackHandler):
+    """Pass one in `config["callbacks"]` to hear when a run pauses and resumes.
+
+    As LangGraph's `langgraph.callbacks.GraphCallbackHandler` (whose subclasses graphrun
+    calls too). Only handlers of this class get these events; the methods may be async.
+    Needs langchain-core.
+    """
+
+    def on_interrupt(self, event: GraphInterruptEvent) -> Any:
+        """The run paused for one or more interrupts."""
+
+    def on_resume(self, event: GraphResumeEvent) -> Any:
+        """The run resumed from a checkpoint."""
+
+
+def _is_graph_handler(handler: Any) -> bool:
+    return any(c.__name__ == "GraphCallbackHandler" and c.__module__ in (
+        __name__, "langgraph.callbacks") for c in type(handler).__mro__)
+
+
+# -- a graph's run ---------------------------------------------------------------------
+class GraphRun:
+    """The chain run of one graph invocation; the driver hands it to each task."""
+
+    def __init__(self, manager: Any, config: Mapping[str, Any], *, is_async: bool) -> None:
+        self.manager = manager  # CallbackManagerForChainRun or its async twin
+        self.config = config  # the invocation's config, ensured (tags, metadata)
+        self.is_async = is_async
+        self.status: GraphLifecycleStatus | None = None  # set at an interrupt_after pause
+
+    @property
+    def run_id(self) -> UUID:
+        run_id: UUID = self.manager.run_id
+        return run_id
+
+    def task_config(self, base: dict[str, Any], task: Any, metadata: Mapping[str, Any]
+                    ) -> dict[str, Any]:
+        """A task's config as LangGraph builds it: the invocation's tags and metadata, the
+        task's `langgraph_*` metadata and the node's own, and this run's child callbacks."""
+        tags = list(self.config.get("tags") or ())
+        if task.name == START:
+            tags.append(HIDDEN)
+        extra: dict[str, Any] = {"langgraph_checkpoint_ns": task.ns}
+        if task.path[0] == PUSH and len(task.path) == 2:  # a Send's: LangGraph's third item
+            extra["langgraph_path"] = (*task.path, False)
+        config = {**base, "tags": tags,
+                  "metadata": {**(self.config.get("metadata") or {}),
+                               **base.get("metadata", {}), **extra, **metadata},
+                  "callbacks": self.manager.get_child(f"graph:step:{task.step}"),
+                  "run_name": task.name}
+        config.pop("run_id", None)  # the graph's own
+        return config
+
+    def end(self, output: Any) -> None:
+        self.manager.on_chain_end(output)
+
+    def error(self, exc: BaseException) -> None:
+        self.manager.on_chain_error(exc)
+
+    async def aend(self, output: Any) -> None:
+        await self.manager.on_chain_end(output)
+
+    async def aerror(self, exc: BaseException) -> None:
+        await self.manager.on_chain_error(exc)
+
+    # -- GraphCallbackHandler's events (the root run only, as LangGraph) --------------------
+    def _graph_handlers(self) -> list[Any]:
+        return [h for h in self.manager.handlers if _is_graph_handler(h)]
+
+    def resumed(self, checkpoint_id: str) -> None:
+        if handlers := self._graph_handlers():
+            handle_event(handlers, "on_resume", None, GraphResumeEvent(
+                run_id=self.run_id, status="pending", checkpoint_id=checkpoint_id,
+                checkpoint_ns=()))
+
+    def interrupted(self, status: GraphLifecycleStatus, checkpoint_id: str,
+                    interrupts: tuple[Interrupt, ...]) -> None:
+        if handlers := self._graph_handlers():
+            handle_event(handlers, "on_interrupt", None, GraphInterruptEvent(
+                run_id=self.run_id, status=status, checkpoint_id=checkpoint_id,
+                checkpoint_ns=(), interrupts=interrupts))
+
+    async def aresumed(self, checkpoint_id: str) -> None:
+        if handlers := self._graph_handlers():
+            await ahandle_event(handlers, "on_resume", None, GraphResumeEvent(
+                run_id=self.run_id, status="pending", checkpoint_id=checkpoint_id,
+                checkpoint_ns=()))
+
+    async def ainterrupted(self, status: GraphLifecycleStatus, checkpoint_id: str,
+                           interrupts: tuple[Interrupt, ...]) -> None:
+        if handlers := self._graph_handlers():
+            await ahandle_event(handlers, "on_interrupt", None, GraphInterruptEvent(
+                run_id=self.run_id, status=status, checkpoint_id=checkpoint_id,
+                checkpoint_ns=(), interrupts=interrupts))
+
+
+def _ensured(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The invocation's config as LangChain sees it (merged with the caller's, from
+    LangChain's context), or None without langchain-core."""
+    if not AVAILABLE:
+        return None
+    cfg: dict[str, Any] = dict(ensure_config(config))  # type: ignore[arg-type]
+    configurable, metadata = cfg.get("configurable") or {}, cfg.get("metadata")
+    if configurable and isinstance(metadata, dict):  # LangGraph's: thread_id and the like
+        cfg["metadata"] = {**{k: v for k in PROPAGATED if k not in metadata
+                              and (v := configurable.get(k))}, **metadata}
+    return cfg
+
+
+# The configurable keys LangGraph copies into a run's metadata.
+PROPAGATED = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id",
+              "assistant_id", "graph_id")
+
+
+def start_graph(name: str, input: Any, config: Mapping[str, Any] | None) -> GraphRun | None:
+    """Start the chain run of a graph invocation (sync), or None with no callbacks."""
+    cfg = _ensured(config)
+    if cfg is None:
+        return None
+    cm = get_callback_manager_for_config(cfg)  # type: ignore[arg-type]
+    if not cm.handlers:
+        return None
+    if "ls_integration" not in cm.metadata:
+        cm.add_metadata({"ls_integration": "langgraph"})
+    rm = cm.on_chain_start(None, input, name=cfg.get("run_name") or name,
+                           run_id=cfg.get("run_id"))
+    return GraphRun(rm, cfg, is_async=False)
+
+
+async def astart_graph(name: str, input: Any, config: Mapping[str, Any] | None
+                       ) -> GraphRun | None:
+    """Start the chain run of a graph invocation (async), or None with no callbacks."""
+    cfg = _ensured(config)
+    if cfg is None:
+        return None
+    cm = get_async_callback_manager_for_config(cfg)  # type: ignore[arg-type]
+    if not cm.handlers:
+        return None
+    if "ls_integration" not in cm.metadata:
+        cm.add_metadata({"ls_integration": "langgraph"})
+    rm = await cm.on_chain_start(None, input, name=cfg.get("run_name") or name,
+                                 run_id=cfg.get("run_id"))
+    return GraphRun(rm, cfg, is_async=True)
+
+
+# -- a task's run (a node, a routing function, a @task call) ---------------------------------
+def _child_config(config: dict[str, Any], callbacks: Any) -> dict[str, Any]:
+    """`config` for what a run calls: its child callbacks, without the run's own name/id."""
+    child = {**config, "callbacks": callbacks}
+    child.pop("run_name", None)
+    child.pop("run_id", None)
+    return child
+
+
+def start_run(config: dict[str, Any], input: Any, name: str) -> tuple[Any, dict[str, Any]]:
+    """Start a chain run under `config`'s callbacks; returns it and its child config."""
+    rm = get_callback_manager_for_config(config).on_chain_start(  # type: ignore[arg-type]
+        None, input, name=config.get("run_name") or name, run_id=config.get("run_id"))
+    return rm, _child_config(config, rm.get_child("seq:step:1"))
+
+
+async def astart_run(config: dict[str, Any], input: Any, name: str
+                     ) -> tuple[Any, dict[str, Any]]:
+    rm = await get_async_callback_manager_for_config(config).on_chain_start(  # type: ignore[arg-type]
+        None, input, name=config.get("run_name") or name, run_id=config.get("run_id"))
+    return rm, _child_config(config, rm.get_child("seq:step:1"))
+
+
+def end_run(rm: Any, error: BaseException | None, output: Any) -> None:
+    if error is not None:
+        rm.on_chain_error(error)
+    else:
+        rm.on_chain_end(output)
+
+
+async def aend_run(rm: Any, error: BaseException | None, output: Any, *,
+                   stream: bool = False) -> None:
+    """End a run; under `astream` (a streaming handler listens), it streams its output
+    first, as LangGraph's tasks do."""
+    if error is not None:
+        await rm.on_chain_error(error)
+        return
+    if stream:
+        await _tap(rm, output)
+    await rm.on_chain_end(output)
+
+
+async def _tap(rm: Any, output: Any) -> None:
+    taps = [h for h in rm.handlers if isinstance(h, _StreamingCallbackHandler)]
+    if not taps:
+        return
+
+    async def one() -> Any:
+        yield output
+
+    stream: Any = one()
+    for h in taps:
+        stream = h.tap_output_aiter(rm.run_id, stream)
+    async for _ in stream:
+        pass
+
+
+def route(config: dict[str, Any], run: Any, index: int, is_start: bool, name: str,
+          arg: Any, call: Callable[[dict[str, Any]], Any]) -> Any:
+    """A routing function's run: after its node's run starts, under seq:step:3 (the node
+    function is step 1, its writes step 2) and on for each more edge; under START's run,
+    from seq:step:2. `call` gets the config to give the function."""
+    cfg = {**config, "callbacks": run.get_child(f"seq:step:{index + (2 if is_start else 3)}")}
+    rm, child = start_run(cfg, arg, name)
+    try:
+        with entered(child):
+            result = call(child)
+    except BaseException as exc:
+        rm.on_chain_error(exc)
+        raise
+    rm.on_chain_end(result)
+    return result
+
+
+@contextlib.contextmanager
+def entered(config: dict[str, Any]) -> Iterator[None]:
+    """Make `config` LangChain's current one (a model called without `config` finds it),
+    and its run LangSmith's parent (a `@traceable` function nests under it)."""
+    try:
+        from langchain_core.runnables.config import _set_config_context
+    except ImportError:  # pragma: no cover - an older langchain-core
+        token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
+        try:
+            yield
+        finally:
+            var_child_runnable_config.reset(token)
+        return
+    token, previous = _set_config_context(config)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        var_child_runnable_config.reset(token)
+        if previous is not None:
+            from langsmith.run_helpers import _set_tracing_context
+
+            _set_tracing_context(previous)
+
+
+def streams(run: GraphRun | None) -> bool:
+    """Whether a streaming handler (astream_events, astream_log) listens to the run."""
+    return run is not None and streams_to(run.manager)
+
+
+def streams_to(manager: Any) -> bool:
+    return any(isinstance(h, _StreamingCallbackHandler)
+               and type(h).__name__ != "StreamMessages" for h in manager.handlers)
