@@ -33,13 +33,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from uuid import UUID
 
-from temporalio import workflow as _workflow
-
+from graphrun._passthrough import passed_through
 from graphrun.types import PUSH, START, Interrupt
 
 try:  # the `messages` extra (langchain-core)
     # Passed through a workflow sandbox that imports graphrun (see graphrun.runnable).
-    with _workflow.unsafe.imports_passed_through():
+    with passed_through():
         # What LangChain imports on its first callback manager (~20 ms): here, so that a
         # process's first invoke is not the slow one.
         import langchain_core.tracers.context

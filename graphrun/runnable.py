@@ -30,14 +30,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from temporalio import workflow as _workflow
-
+from graphrun._passthrough import passed_through
 from graphrun.types import INTERRUPT, START, Interrupt
 
 try:
     # Passed through a workflow sandbox that imports graphrun (a user's workflow module):
     # langchain-core brings langsmith's HTTP client, which the sandbox refuses.
-    with _workflow.unsafe.imports_passed_through():
+    with passed_through():
         from langchain_core.runnables import Runnable as _Runnable
 
     HAS_LANGCHAIN = True
