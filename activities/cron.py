@@ -14,19 +14,17 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from temporalio import activity
-from temporalio.client import WorkflowExecutionStatus
 from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
 
 from graphrun.client import GraphClient
 from graphrun.errors import GraphrunError
 from graphrun.workflows.records import (
-    ASSISTANT_MEMO,
-    ASSISTANT_WORKFLOW,
     CRON_ACTIVITY,
     CronRunCall,
     CronRunRequest,
     CronRunResult,
+    current_assistant,
     presets,
 )
 
@@ -53,26 +51,13 @@ async def _run_settings(gc: GraphClient, request: CronRunRequest
     under the cron's own."""
     if not request.assistant_record:
         return request.graph_id, dict(request.config or {}), request.context
-    assistant = await _current_assistant(gc, request.assistant_record)
+    assistant = await current_assistant(gc.client, request.assistant_record)
     if assistant is None:
         raise ApplicationError(f"Assistant {request.assistant_id!r} of cron "
                                f"{request.cron_id!r} no longer exists.",
                                type="AssistantNotFound", non_retryable=True)
     config, context = presets(assistant, request.config, request.context)
     return assistant["graph_id"], config, context
-
-
-async def _current_assistant(gc: GraphClient, workflow_id: str) -> dict[str, Any] | None:
-    try:
-        desc = await gc.client.get_workflow_handle(workflow_id).describe()
-    except RPCError as exc:
-        if exc.status == RPCStatusCode.NOT_FOUND:
-            return None
-        raise
-    if desc.workflow_type != ASSISTANT_WORKFLOW or desc.status != WorkflowExecutionStatus.RUNNING:
-        return None
-    found: dict[str, Any] | None = await desc.memo_value(ASSISTANT_MEMO, None)
-    return found
 
 
 async def _invoke(gc: GraphClient, graph_id: str, request: CronRunRequest,

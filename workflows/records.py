@@ -47,6 +47,25 @@ def cron_run_workflow_id(id_prefix: str, cron_id: str) -> str:
     return f"{id_prefix}graphrun-cron-run-{cron_id}"
 
 
+async def current_assistant(client: Any, workflow_id: str) -> dict[str, Any] | None:
+    """A user assistant's current version, from its workflow's memo (no worker needed);
+    None when no AssistantRecord of that id runs. Client side: the API and the cron
+    activity read it."""
+    from temporalio.client import WorkflowExecutionStatus
+    from temporalio.service import RPCError, RPCStatusCode
+
+    try:
+        desc = await client.get_workflow_handle(workflow_id).describe()
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            return None
+        raise
+    if desc.workflow_type != ASSISTANT_WORKFLOW or desc.status != WorkflowExecutionStatus.RUNNING:
+        return None
+    found: dict[str, Any] | None = await desc.memo_value(ASSISTANT_MEMO, None)
+    return found
+
+
 def presets(assistant: dict[str, Any], config: dict[str, Any] | None,
             context: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """A run's config and context laid over its assistant's, as LangGraph's server does:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
+from temporalio.client import WorkflowUpdateFailedError
 from temporalio.common import (
     SearchAttributePair,
     TypedSearchAttributes,
@@ -37,6 +37,7 @@ from graphrun.workflows.records import (
     AssistantChange,
     AssistantStart,
     assistant_workflow_id,
+    current_assistant,
     presets,
 )
 
@@ -170,16 +171,8 @@ def _workflow_id(server: Server, assistant_id: str) -> str:
 
 async def _record(server: Server, assistant_id: str) -> dict[str, Any] | None:
     """A user assistant's current version, from its workflow's memo; None if none runs."""
-    handle = server.gc.client.get_workflow_handle(_workflow_id(server, assistant_id))
-    try:
-        desc = await handle.describe()
-    except RPCError as exc:
-        if exc.status == RPCStatusCode.NOT_FOUND:
-            return None
-        raise
-    if desc.workflow_type != ASSISTANT_WORKFLOW or desc.status != WorkflowExecutionStatus.RUNNING:
-        return None
-    found: dict[str, Any] | None = await desc.memo_value(ASSISTANT_MEMO, None)
+    found: dict[str, Any] | None = await current_assistant(
+        server.gc.client, _workflow_id(server, assistant_id))
     return found
 
 
