@@ -206,12 +206,13 @@ async def wait_stateless(body: RunCreate, request: Request) -> Response:
 
 
 def _events(server: Any, thread_id: str, run_id: str, remote: Any, modes: list[str],
-            subgraphs: bool, *, from_offset: int = 0, ids: bool = False
-            ) -> AsyncIterator[bytes]:
+            subgraphs: bool, *, from_offset: int = 0, ids: bool = False,
+            record: dict[str, Any] | None = None) -> AsyncIterator[bytes]:
     """The run's SSE events, read until the run's outcome is in."""
     asked = {MODES[m]: m for m in modes if m in MODES}
     return sse.events(server.gc, thread_id, run_id, remote.types, asked, subgraphs,
-                      outcome=_outcome(server, thread_id, run_id), from_offset=from_offset,
+                      outcome=_outcome(server, thread_id, run_id, record),
+                      from_offset=from_offset,
                       ids=ids)
 
 
@@ -236,9 +237,10 @@ async def _record(server: Any, thread_id: str, run_id: str) -> dict[str, Any]:
     raise NotFound(f"Run {run_id!r} not found on thread {thread_id!r}.")
 
 
-async def _outcome(server: Any, thread_id: str, run_id: str) -> RunResult | None:
+async def _outcome(server: Any, thread_id: str, run_id: str,
+                   record: dict[str, Any] | None = None) -> RunResult | None:
     """Wait for the run to end: its update's result (None if Temporal no longer has it)."""
-    record = await _record(server, thread_id, run_id)
+    record = record or await _record(server, thread_id, run_id)
     handle = server.gc.client.get_workflow_handle(
         server.gc.workflow_id(thread_id)).get_update_handle(
         run_id, workflow_run_id=record.get("workflow_run_id"), result_type=RunResult)
@@ -384,6 +386,7 @@ async def join_stream(thread_id: str, run_id: str, request: Request,
         finished = False
         try:
             async for event in _events(server, thread_id, run_id, remote, modes, True,
+                                       record=record,
                                        from_offset=from_offset, ids=True):
                 yield event
             finished = True
@@ -408,7 +411,7 @@ async def cancel(thread_id: str, run_id: str, request: Request, wait: bool = Fal
     except WorkflowUpdateFailedError as exc:
         raise Conflict(f"Run {run_id!r} could not be cancelled: {exc.cause}") from exc
     if wait:
-        await _outcome(server, thread_id, run_id)
+        await _outcome(server, thread_id, run_id, record)
         return Response(status_code=204)
     return Response(status_code=202)
 
