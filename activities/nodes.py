@@ -15,7 +15,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from graphrun import registry, serde, stream
+from graphrun import registry, relay, serde, stream
 from graphrun.channels import MISSING
 from graphrun.checkpoint import TaskCall
 from graphrun.errors import UndeclaredTypeError
@@ -91,11 +91,20 @@ async def run_node(call: NodeCall) -> NodeResult:
     publisher, live = (stream.activity_publisher(call.stream_to, task_call.task.id)
                        if call.stream_to and not activity.info().is_local
                        else (contextlib.nullcontext(), None))
+    # A caller with callbacks hears the task's runs (graphrun.relay).
+    trace = None
+    if call.callbacks and live is not None and relay.AVAILABLE:
+        attempt = activity.info().attempt
+        trace = relay.worker_run(lambda event: live(event, attempt), types)
     try:
         async with publisher:
             if node.is_async:
                 result = await arun_task(spec, task_call, config, resume_map=resume_map,
-                                         live=live)
+                                         live=live, trace=trace)
+            elif trace is not None:  # as the caller's async run reports it (a sync node's
+                # output streamed, a subgraph run async), on a loop of its own
+                result = await asyncio.to_thread(asyncio.run, arun_task(
+                    spec, task_call, config, resume_map=resume_map, live=live, trace=trace))
             else:  # a sync node (or a subgraph, whose nodes may be sync) must not block
                 # the worker's event loop: heartbeats and other activities run there
                 result = await asyncio.to_thread(run_task, spec, task_call, config,

@@ -221,13 +221,19 @@ def start_graph(name: str, input: Any, config: Mapping[str, Any] | None) -> Grap
     return GraphRun(rm, cfg, is_async=False)
 
 
-async def astart_graph(name: str, input: Any, config: Mapping[str, Any] | None
-                       ) -> GraphRun | None:
-    """Start the chain run of a graph invocation (async), or None with no callbacks."""
+async def astart_graph(name: str, input: Any, config: Mapping[str, Any] | None, *,
+                       langsmith: bool = True) -> GraphRun | None:
+    """Start the chain run of a graph invocation (async), or None with no callbacks.
+    `langsmith=False` leaves LangChain's LangSmith tracer out (the caller traces already)."""
     cfg = _ensured(config)
     if cfg is None:
         return None
     cm = get_async_callback_manager_for_config(cfg)  # type: ignore[arg-type]
+    if not langsmith:
+        tracer = langchain_core.tracers.langchain.LangChainTracer
+        cm.handlers = [h for h in cm.handlers if not isinstance(h, tracer)]
+        cm.inheritable_handlers = [h for h in cm.inheritable_handlers
+                                   if not isinstance(h, tracer)]
     if not cm.handlers:
         return None
     if "ls_integration" not in cm.metadata:

@@ -49,11 +49,12 @@ from temporalio.converter import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from graphrun import errors, registry, serde, state, stream
+from graphrun import callbacks, errors, registry, relay, serde, state, stream
 from graphrun import tracing as tracing_mod
 from graphrun.bridge import is_langgraph_value
 from graphrun.declared import DeclaredTypes
 from graphrun.engine import stream_chunks
+from graphrun.runnable import RunnableGraph, graph_output, stream_parts
 from graphrun.payloads import (
     InvokeRequest,
     ResumeSignal,
@@ -400,12 +401,20 @@ def _thread_id(config: Mapping[str, Any] | None) -> str:
     return str(tid)
 
 
-class RemoteGraph:
-    """A graph served on Temporal, with the compiled graph's method names."""
+class RemoteGraph(RunnableGraph):
+    """A graph served on Temporal, with the compiled graph's method names; a LangChain
+    Runnable when langchain-core is installed (graphrun.runnable), whose callbacks hear
+    the nodes' runs from the workers (graphrun.relay)."""
 
     def __init__(self, gc: GraphClient, name: str) -> None:
         self.gc = gc
         self.name = name
+
+    @property
+    def spec(self) -> Any:  # type: ignore[override]
+        """The graph's spec when this process serves it too (its schemas), else None."""
+        graph = registry.find(self.name)
+        return graph.spec if graph is not None else None
 
     @property
     def types(self) -> DeclaredTypes:
@@ -643,13 +652,25 @@ class RemoteGraph:
                    INTERRUPT: [serde.interrupt_from_json(i, types) for i in result.interrupts]}
         return out
 
-    async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None,
-                      **options: Any) -> Any:
+    async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None, *,
+                      version: str = "v1", **options: Any) -> Any:
         """Run the thread's graph until it ends or pauses; the thread lives on Temporal.
 
-        Takes `interrupt_before=` / `interrupt_after=` like the compiled graph.
-        """
-        return self._output(await self._run(input, config, options))
+        Takes `interrupt_before=` / `interrupt_after=` like the compiled graph, and
+        `version="v2"` (a `GraphOutput`)."""
+        config = self._merged(config)
+        run = await self._start_callbacks(input, config)
+        if run is None:
+            result = await self._run(input, config, options)
+        else:  # the callbacks hear the nodes' runs: read the run live
+            async for item in self._heard(run, input, config, {**options, "stream_mode": []}):
+                result = item
+        if version == "v2":
+            self.raise_failure(result)
+            values = serde.loads(result.values, self.types)
+            return graph_output(self.spec, {} if values is None else values, [
+                serde.interrupt_from_json(i, self.types) for i in result.interrupts])
+        return self._output(result)
 
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None, **kw: Any
                ) -> Any:
@@ -657,16 +678,60 @@ class RemoteGraph:
 
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
                       stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
-                      **options: Any) -> AsyncIterator[Any]:
+                      version: str = "v1", **options: Any) -> AsyncIterator[Any]:
         """The run's chunks as the workflow and its nodes make them (a live stream;
-        see graphrun.stream). A failed run raises once its chunks are out."""
-        async for item in self._live_run(input, config, {**options,
-                                                         "stream_mode": stream_mode}):
+        see graphrun.stream). A failed run raises once its chunks are out.
+        `version="v2"` yields LangGraph's `StreamPart` dicts."""
+        config = self._merged(config)
+        options = {**options, "stream_mode": stream_mode}
+        run = await self._start_callbacks(input, config)
+        items = (self._live_run(input, config, options) if run is None
+                 else self._heard(run, input, config, options))
+        async for item in items:
             if isinstance(item, RunResult):
                 self._output(item)  # a failed run raises, as in-process
+            elif version == "v2":
+                for part in stream_parts([item], stream_mode, subgraphs, self.spec):
+                    yield part
             else:
                 for chunk in stream_chunks([item], stream_mode, subgraphs):
                     yield chunk
+
+    async def _start_callbacks(self, input: Any, config: Mapping[str, Any] | None
+                               ) -> Any:
+        """The graph's run under the config's callbacks, or None when none listen. With
+        this client tracing to LangSmith (graphrun.tracing), LangChain's own LangSmith
+        tracer is left out: the trace is already sent, from the workers."""
+        traced = self.gc.tracing is not None and any(
+            b.name == "langsmith" for b in self.gc.tracing.backends)
+        spec = self.spec  # the graph's own run name where this process knows it
+        name = (getattr(spec, "run_name", None) or spec.name) if spec is not None else self.name
+        return await callbacks.astart_graph(name, input, config, langsmith=not traced)
+
+    async def _heard(self, run: Any, input: Any, config: Mapping[str, Any] | None,
+                     options: Mapping[str, Any]) -> AsyncIterator[Any]:
+        """`_live_run` with the nodes' callback events relayed to the graph's run `run`
+        (graphrun.relay); ends it with the run's output, or its error."""
+        replay = relay.Replay(run, self.types)
+        modes = [*(_names(options.get("stream_mode")) or []), stream.EVENTS]
+        try:
+            async for item in self._live_run(input, config, {**options, "stream_mode": modes}):
+                if isinstance(item, RunResult):
+                    self.raise_failure(item)
+                    values = serde.loads(item.values, self.types)
+                    await run.aend({} if values is None else values)
+                    yield item
+                    return
+                if item[-2] == stream.EVENTS:
+                    await replay(item[-1])
+                    if stream.EVENTS not in modes[:-1]:
+                        continue
+                yield item
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            await run.aerror(exc)
+            raise
 
     async def _live_run(self, input: Any, config: Mapping[str, Any] | None,
                         options: Mapping[str, Any], decode: Callable[[Any], Any] | None = None

@@ -62,6 +62,7 @@ class NodeCall(_Wire):
     target: list[str] = []  # run the task down to this @task call, and run that call
     remaining_steps: int | None = None  # for graphs whose nodes read it (GraphSpec.counts_steps)
     state_by_query: bool = False  # a Send task's state: ask the workflow (task_state query)
+    callbacks: bool = False  # publish the task's callback events live (graphrun.relay)
 
 
 class NodeResult(_Wire):

@@ -182,16 +182,16 @@ class RunnableGraph(_Base):  # type: ignore[misc]
 
     @property
     def InputType(self) -> Any:
-        return self.spec.input_type
+        return self.spec.input_type if self.spec is not None else Any
 
     @property
     def OutputType(self) -> Any:
-        return self.spec.output_type
+        return self.spec.output_type if self.spec is not None else Any
 
     def get_input_schema(self, config: Any = None) -> Any:
         """A pydantic model of the input, as LangGraph's: the input schema itself (a
         pydantic one), else a root model of it named `<name>Input`."""
-        annotation = self.spec.input_type
+        annotation = self.InputType
         if isinstance(annotation, type) and hasattr(annotation, "model_json_schema"):
             return annotation
         try:
@@ -208,13 +208,13 @@ class RunnableGraph(_Base):  # type: ignore[misc]
     def get_output_schema(self, config: Any = None) -> Any:
         """A pydantic model of the output, as LangGraph's: `<name>Output`, each key
         optional (a one-value state's: a root model)."""
-        if self.spec.is_root or _keys(self.spec.output_type) is None:
+        if self.spec is None or self.spec.is_root or _keys(self.OutputType) is None:
             if HAS_LANGCHAIN:
                 return super().get_output_schema(config)
             from pydantic import RootModel
 
-            return RootModel[self.spec.output_type]  # type: ignore[name-defined]
-        return self._keys_model(self.spec.output_type, "Output")
+            return RootModel[self.OutputType]  # type: ignore[name-defined]
+        return self._keys_model(self.OutputType, "Output")
 
     def _keys_model(self, annotation: Any, suffix: str) -> Any:
         from pydantic import ConfigDict, create_model
@@ -242,11 +242,11 @@ def _keys(annotation: Any) -> dict[str, Any] | None:
 def output_mapper(spec: Any) -> Callable[[Any], Any] | None:
     """What makes a 'values' chunk the output schema's class (pydantic or dataclass), as
     LangGraph's v2 does; None for a TypedDict or a one-value state."""
-    return None if spec.is_root else _mapper(spec.output_type)
+    return None if spec is None or spec.is_root else _mapper(spec.output_type)
 
 
 def state_mapper(spec: Any) -> Callable[[Any], Any] | None:
-    return None if spec.is_root else _mapper(spec.builder.state_schema)
+    return None if spec is None or spec.is_root else _mapper(spec.builder.state_schema)
 
 
 def _mapper(schema: Any) -> Callable[[Any], Any] | None:

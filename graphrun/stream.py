@@ -21,6 +21,7 @@ from typing import Any
 from graphrun import serde
 
 STREAM_TOPIC = "graphrun"
+EVENTS = "events"  # the stream mode of relayed callback events (graphrun.relay)
 # A poll waits in the workflow until there is something new, so a reader that is caught
 # up polls again at once: chunks arrive a round trip after they are published (50 ms of
 # cooldown made a streamed 10-node chain 1.7x slower than an invoked one; none, 1.5x).
@@ -46,9 +47,13 @@ def activity_publisher(stream_to: str, task_id: str
     loop = asyncio.get_running_loop()
     numbers: dict[str, itertools.count[int]] = {}
 
-    def publish(event: tuple[Any, ...]) -> None:
+    def publish(event: tuple[Any, ...], attempt: int = 0) -> None:
+        """`attempt`: number this attempt's events apart from an earlier attempt's, which
+        readers keep too (relayed callback events: each attempt's runs are its own)."""
         ctx = current_task()
         tid = ctx.call.task.id if ctx is not None else task_id
+        if attempt:
+            tid = f"{tid}@{attempt}"
         seq = next(numbers.setdefault(tid, itertools.count()))
         try:
             data = serde.dumps(event)

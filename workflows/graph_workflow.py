@@ -47,7 +47,7 @@ with workflow.unsafe.imports_passed_through():
     from graphrun.runner import node_writes, run_task
     from graphrun.serde import InputLimits
     from graphrun.spec import GraphSpec, NodeSpec
-    from graphrun.stream import STREAM_TOPIC
+    from graphrun.stream import EVENTS, STREAM_TOPIC
     from graphrun.types import PUSH, START, Command
 
 GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
@@ -474,6 +474,7 @@ class GraphWorkflow:
             debug=call.debug,
             checkpoint_id=call.checkpoint_id, calls=serde.dumps(call.calls),
             target=call.target, stream_to=item.stream_to,
+            callbacks=bool(item.stream_to) and EVENTS in item.stream_modes,
             remaining_steps=call.remaining_steps if self._spec.counts_steps else None)
         if (too_big := self._oversized(payload, f"node '{task.name}' input")) is not None:
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,

@@ -1,0 +1,333 @@
+"""LangChain callbacks across the Temporal boundary: nodes run on workers, handlers live
+with the caller.
+
+A caller whose config has callbacks (`RemoteGraph.ainvoke`/`astream` with
+`config["callbacks"]`, `astream_events`, `astream_log`) reads its run live and asks the
+workflow for the `events` stream mode. Each node's activity then runs the node under a
+`Relay` handler, which turns every callback event of the node's runs (the task's chain
+run, the chat models, tools and routing functions under it) into plain data published on
+the thread's live stream. The caller's `Replay` calls its own handlers with each event, as
+if the node had run in its process: the same run ids, parents and names, with the caller's
+tags and metadata on every run, under the graph's run the caller opened.
+
+Data never chooses code here: an event's `kind` picks one of the fixed callback methods
+below (unknown kinds are dropped), and its values are what the live stream decodes (plain data and the
+graph's declared types; a value of another class is sent as its `repr`). A node Temporal runs again
+reports its second attempt as runs of its own, as LangGraph reports a retried task.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+from uuid import UUID
+
+from graphrun import serde
+from graphrun.stream import EVENTS
+from graphrun.callbacks import AVAILABLE, GraphRun, _StreamingCallbackHandler, _tap
+from graphrun.declared import DeclaredTypes
+from graphrun.errors import GraphInterrupt, NodeFailedError
+from graphrun.types import Interrupt
+
+__all__ = ["EVENTS", "Relay", "Replay", "worker_run"]
+
+# The parent of the runs a worker opens for its task: the caller's graph run stands for it.
+ROOT = UUID(int=0)
+_STEP_TAG = re.compile(r"^(graph|seq):step:\d+$")
+MAX_REPR = 2000
+
+if AVAILABLE:
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.callbacks.manager import (
+        AsyncCallbackManagerForChainRun,
+        ahandle_event,
+    )
+    from langchain_core.outputs import (
+        ChatGeneration,
+        ChatGenerationChunk,
+        Generation,
+        GenerationChunk,
+        LLMResult,
+    )
+else:  # pragma: no cover - relaying needs langchain-core on both sides
+    BaseCallbackHandler = object  # type: ignore[assignment,misc]
+    _StreamingCallbackHandler = object  # type: ignore[assignment,misc]
+
+
+# -- the worker's side ------------------------------------------------------------------
+class Relay(BaseCallbackHandler, _StreamingCallbackHandler):  # type: ignore[misc]
+    """A callback handler that publishes what it hears as data (a node activity's)."""
+
+    raise_error = False
+    run_inline = True  # in order: a run's start before its children's
+
+    def __init__(self, publish: Callable[[tuple[Any, ...]], None], types: DeclaredTypes
+                 ) -> None:
+        self._publish = publish
+        self._types = types
+
+    def _value(self, v: Any) -> Any:
+        """`v` when the caller can decode it (plain data, declared classes), else its repr."""
+        try:
+            serde.dumps(v, self._types)
+        except (TypeError, ValueError):
+            return repr(v)[:MAX_REPR]
+        return v
+
+    def _send(self, kind: str, run_id: UUID, parent_run_id: UUID | None, **fields: Any
+              ) -> None:
+        self._publish(((), EVENTS, {
+            "kind": kind, "run_id": str(run_id),
+            "parent_run_id": str(parent_run_id) if parent_run_id else None,
+            **{k: self._value(v) for k, v in fields.items()}}))
+
+    def _start(self, kind: str, run_id: UUID, parent_run_id: UUID | None, tags: Any,
+               metadata: Any, kwargs: dict[str, Any], **fields: Any) -> None:
+        self._send(kind, run_id, parent_run_id, tags=list(tags or ()),
+                   metadata=dict(metadata or {}), name=kwargs.get("name"),
+                   run_type=kwargs.get("run_type"), **fields)
+
+    # chains (the task's run, routing functions, Runnables a node calls)
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID,
+                       parent_run_id: UUID | None = None, tags: Any = None,
+                       metadata: Any = None, **kwargs: Any) -> None:
+        self._start("chain_start", run_id, parent_run_id, tags, metadata, kwargs,
+                    serialized=serialized, inputs=inputs)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
+                     **kwargs: Any) -> None:
+        self._send("chain_end", run_id, parent_run_id, outputs=outputs)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID,
+                       parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._send("chain_error", run_id, parent_run_id, error=_error_data(error))
+
+    # chat models and LLMs
+    def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID,
+                            parent_run_id: UUID | None = None, tags: Any = None,
+                            metadata: Any = None, **kwargs: Any) -> None:
+        self._start("chat_model_start", run_id, parent_run_id, tags, metadata, kwargs,
+                    serialized=serialized, messages=messages,
+                    invocation_params=kwargs.get("invocation_params"))
+
+    def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: UUID,
+                     parent_run_id: UUID | None = None, tags: Any = None,
+                     metadata: Any = None, **kwargs: Any) -> None:
+        self._start("llm_start", run_id, parent_run_id, tags, metadata, kwargs,
+                    serialized=serialized, prompts=list(prompts),
+                    invocation_params=kwargs.get("invocation_params"))
+
+    def on_llm_new_token(self, token: str, *, chunk: Any = None, run_id: UUID,
+                         parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        message = getattr(chunk, "message", None)
+        self._send("llm_new_token", run_id, parent_run_id, token=token, message=message,
+                   text=None if message is not None or chunk is None else chunk.text)
+
+    def on_llm_end(self, response: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
+                   **kwargs: Any) -> None:
+        generations = [[{"message": g.message} if hasattr(g, "message")
+                        else {"text": g.text, "info": g.generation_info} for g in batch]
+                       for batch in response.generations]
+        self._send("llm_end", run_id, parent_run_id, generations=generations,
+                   llm_output=response.llm_output)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID,
+                     parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._send("llm_error", run_id, parent_run_id, error=_error_data(error))
+
+    # tools and retrievers
+    def on_tool_start(self, serialized: Any, input_str: str, *, run_id: UUID,
+                      parent_run_id: UUID | None = None, tags: Any = None,
+                      metadata: Any = None, inputs: Any = None, **kwargs: Any) -> None:
+        self._start("tool_start", run_id, parent_run_id, tags, metadata, kwargs,
+                    serialized=serialized, input_str=input_str, inputs=inputs)
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
+                    **kwargs: Any) -> None:
+        self._send("tool_end", run_id, parent_run_id, output=output)
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID,
+                      parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._send("tool_error", run_id, parent_run_id, error=_error_data(error))
+
+    def on_retriever_start(self, serialized: Any, query: str, *, run_id: UUID,
+                           parent_run_id: UUID | None = None, tags: Any = None,
+                           metadata: Any = None, **kwargs: Any) -> None:
+        self._start("retriever_start", run_id, parent_run_id, tags, metadata, kwargs,
+                    serialized=serialized, query=query)
+
+    def on_retriever_end(self, documents: Any, *, run_id: UUID,
+                         parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._send("retriever_end", run_id, parent_run_id, documents=[
+            {"page_content": d.page_content, "metadata": d.metadata, "id": d.id}
+            for d in documents])
+
+    def on_retriever_error(self, error: BaseException, *, run_id: UUID,
+                           parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._send("retriever_error", run_id, parent_run_id, error=_error_data(error))
+
+    def on_custom_event(self, name: str, data: Any, *, run_id: UUID, tags: Any = None,
+                        metadata: Any = None, **kwargs: Any) -> None:
+        self._send("custom_event", run_id, None, name=name, data=data,
+                   tags=list(tags or ()), metadata=dict(metadata or {}))
+
+    # a run's streamed output (LangGraph's tasks stream theirs: on_chain_stream)
+    async def tap_output_aiter(self, run_id: UUID, output: AsyncIterator[Any]
+                               ) -> AsyncIterator[Any]:
+        async for chunk in output:
+            self._send("chain_stream", run_id, None, chunk=chunk)
+            yield chunk
+
+    def tap_output_iter(self, run_id: UUID, output: Iterator[Any]) -> Iterator[Any]:
+        for chunk in output:
+            self._send("chain_stream", run_id, None, chunk=chunk)
+            yield chunk
+
+
+def _error_data(error: BaseException) -> dict[str, Any]:
+    interrupts = getattr(error, "interrupts", None)
+    if type(error).__name__ == "GraphInterrupt" and interrupts is not None:
+        return {"type": "GraphInterrupt",
+                "interrupts": [i for i in interrupts if isinstance(i, Interrupt)]}
+    return {"type": type(error).__name__, "message": str(error)[:MAX_REPR]}
+
+
+def worker_run(publish: Callable[[tuple[Any, ...]], None], types: DeclaredTypes
+               ) -> GraphRun:
+    """The graph run a node activity runs its task under (with `arun_task`, as the
+    caller's async run would), so that the task's run and all below it are relayed: a
+    stand-in for the caller's run (ROOT), which the caller opened."""
+    relay = Relay(publish, types)
+    manager = AsyncCallbackManagerForChainRun(
+        run_id=ROOT, handlers=[relay], inheritable_handlers=[relay], parent_run_id=None)
+    return GraphRun(manager, {}, is_async=True)
+
+
+# -- the caller's side ------------------------------------------------------------------
+class Replay:
+    """Calls the handlers of the caller's graph run with each relayed event."""
+
+    def __init__(self, run: GraphRun, types: DeclaredTypes) -> None:
+        manager = run.manager
+        self.root = run.run_id
+        self.handlers = list(manager.inheritable_handlers)
+        self.tags = list(manager.inheritable_tags or ())
+        self.metadata = dict(manager.inheritable_metadata or {})
+        self.types = types
+
+    def _id(self, value: str | None) -> UUID | None:
+        if value is None:
+            return None
+        run_id = UUID(value)
+        return self.root if run_id == ROOT else run_id
+
+    def _tags(self, tags: list[str]) -> list[str]:
+        """The caller's tags among the worker's where LangChain puts inherited tags:
+        after the run's own step tag (graph:step:N, seq:step:N), before the rest."""
+        own = [t for t in tags if t not in self.tags]
+        head = own[:1] if own and _STEP_TAG.match(own[0]) else []
+        return [*head, *self.tags, *own[len(head):]]
+
+    async def __call__(self, event: Any) -> None:
+        if not isinstance(event, dict) or event.get("kind") not in _KINDS or not self.handlers:
+            return
+        method, ignore, args = _KINDS[event["kind"]]
+        try:
+            run_id = self._id(event["run_id"])
+            positional, named = args(event, self.types)
+        except (KeyError, TypeError, ValueError):
+            return  # not an event a Relay sent
+        if run_id is None:
+            return
+        kwargs: dict[str, Any] = {"run_id": run_id, **named}
+        if "tags" in event:  # a start: the caller's tags and metadata, then the worker's
+            kwargs["tags"] = self._tags(event["tags"])
+            kwargs["metadata"] = {**self.metadata, **event["metadata"]}
+        if event["kind"] != "custom_event":
+            kwargs["parent_run_id"] = self._id(event.get("parent_run_id"))
+        if event["kind"] == "chain_stream":
+            await _tap(_Run(run_id, self.handlers), positional[0])
+            return
+        await ahandle_event(self.handlers, method, ignore, *positional, **kwargs)
+
+
+class _Run:
+    """What `_tap` needs of a run manager."""
+
+    def __init__(self, run_id: UUID, handlers: list[Any]) -> None:
+        self.run_id, self.handlers = run_id, handlers
+
+
+def _error(event: dict[str, Any], types: DeclaredTypes) -> BaseException:
+    data = event["error"]
+    if data.get("type") == "GraphInterrupt":
+        return GraphInterrupt([i for i in data.get("interrupts", ()) if isinstance(i, Interrupt)])
+    return NodeFailedError(event.get("name") or "?", str(data.get("type")),
+                           str(data.get("message")))
+
+
+def _start_named(event: dict[str, Any]) -> dict[str, Any]:
+    named = {"name": event.get("name")}
+    if event.get("run_type"):
+        named["run_type"] = event["run_type"]
+    if event.get("invocation_params") is not None:
+        named["invocation_params"] = event["invocation_params"]
+    return named
+
+
+def _token(e: dict[str, Any], t: DeclaredTypes) -> tuple[list[Any], dict[str, Any]]:
+    message = e.get("message")
+    chunk = (ChatGenerationChunk(message=message) if message is not None
+             else GenerationChunk(text=e["text"]) if e.get("text") is not None else None)
+    return [e["token"]], {"chunk": chunk}
+
+
+def _llm_result(e: dict[str, Any], t: DeclaredTypes) -> tuple[list[Any], dict[str, Any]]:
+    generations = [[ChatGeneration(message=g["message"]) if "message" in g
+                    else Generation(text=g["text"], generation_info=g.get("info"))
+                    for g in batch] for batch in e["generations"]]
+    return [LLMResult(generations=generations, llm_output=e.get("llm_output"))], {}
+
+
+def _documents(e: dict[str, Any], t: DeclaredTypes) -> tuple[list[Any], dict[str, Any]]:
+    from langchain_core.documents import Document
+
+    return [[Document(page_content=d["page_content"], metadata=d.get("metadata") or {},
+                      id=d.get("id")) for d in e["documents"]]], {}
+
+
+def _v(key: str) -> Callable[[dict[str, Any], DeclaredTypes], Any]:
+    return lambda e, t: e.get(key)
+
+
+# kind -> (handler method, its ignore flag, the method's arguments from the event)
+_Args = Callable[[dict[str, Any], DeclaredTypes], tuple[list[Any], dict[str, Any]]]
+_KINDS: dict[str, tuple[str, str | None, _Args]] = {
+    "chain_start": ("on_chain_start", "ignore_chain", lambda e, t: (
+        [e.get("serialized"), _v("inputs")(e, t)], _start_named(e))),
+    "chain_end": ("on_chain_end", "ignore_chain", lambda e, t: ([_v("outputs")(e, t)], {})),
+    "chain_error": ("on_chain_error", "ignore_chain", lambda e, t: ([_error(e, t)], {})),
+    "chain_stream": ("", None, lambda e, t: ([_v("chunk")(e, t)], {})),
+    "chat_model_start": ("on_chat_model_start", "ignore_chat_model", lambda e, t: (
+        [e.get("serialized"), _v("messages")(e, t)], _start_named(e))),
+    "llm_start": ("on_llm_start", "ignore_llm", lambda e, t: (
+        [e.get("serialized"), list(e["prompts"])], _start_named(e))),
+    "llm_new_token": ("on_llm_new_token", "ignore_llm", _token),
+    "llm_end": ("on_llm_end", "ignore_llm", _llm_result),
+    "llm_error": ("on_llm_error", "ignore_llm", lambda e, t: ([_error(e, t)], {})),
+    "tool_start": ("on_tool_start", "ignore_agent", lambda e, t: (
+        [e.get("serialized"), str(e.get("input_str"))],
+        {**_start_named(e), "inputs": _v("inputs")(e, t)})),
+    "tool_end": ("on_tool_end", "ignore_agent", lambda e, t: ([_v("output")(e, t)], {})),
+    "tool_error": ("on_tool_error", "ignore_agent", lambda e, t: ([_error(e, t)], {})),
+    "retriever_start": ("on_retriever_start", "ignore_retriever", lambda e, t: (
+        [e.get("serialized"), str(e.get("query"))], _start_named(e))),
+    "retriever_end": ("on_retriever_end", "ignore_retriever", _documents),
+    "retriever_error": ("on_retriever_error", "ignore_retriever",
+                        lambda e, t: ([_error(e, t)], {})),
+    "custom_event": ("on_custom_event", "ignore_custom_event", lambda e, t: (
+        [str(e["name"]), _v("data")(e, t)], {})),
+}
+
+

@@ -1,0 +1,162 @@
+"""LangChain callbacks on Temporal: the caller's handlers hear the nodes' runs, which run
+on workers (graphrun.relay), with the tree graphrun (and LangGraph) report in-process.
+
+The graphs and the comparison are tests/unit/test_callbacks.py's: the same graph is run
+in-process and through `RemoteGraph`, each with a tracer, and the trees compared (names,
+run types, tags, LangGraph's metadata, nesting, inputs, outputs, errors).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain_core")
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+from graphrun import Command, registry
+from graphrun.client import GraphClient
+from graphrun.worker import create_worker
+from tests.unit.test_callbacks import (
+    METADATA,
+    Tracer,
+    _plain,
+    breakpoints,
+    graphrun_api,
+    retry_and_fail,
+    routing_graph,
+    tree,
+)
+
+
+def _served(build: Any, temporal_client: Any, task_queue: str) -> tuple[Any, Any, Any]:
+    """The graph in-process, the same graph served on Temporal, and its worker."""
+    local = build(graphrun_api())
+    name = f"cb-{uuid.uuid4().hex[:8]}"
+    served = build(graphrun_api())
+    registry.register(name, served)
+    worker = create_worker(temporal_client, {name: served}, task_queue=task_queue)
+    remote = GraphClient(temporal_client, task_queue=task_queue, tracing=None).graph(name)
+    return local, remote, worker
+
+
+def _config(tracer: Any) -> dict[str, Any]:
+    return {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}, "tags": ["mine"],
+            "metadata": {"m": 1}, "callbacks": [tracer]}
+
+
+def _trees_without_thread(trees: list[Any]) -> list[Any]:
+    """Trees with the thread id taken out of the metadata (each side has its own)."""
+    def strip(node: tuple[Any, ...]) -> tuple[Any, ...]:
+        kind, name, tags, md, error, inputs, outputs, children = node
+        md = tuple((k, v) for k, v in md if k != "thread_id")
+        return (kind, name, tags, md, error, inputs, outputs,
+                tuple(strip(c) for c in children))
+
+    return [strip(t) for t in trees]
+
+
+async def _local_trees(graph: Any, inputs: list[Any], how: str) -> list[Any]:
+    config = _config(None)
+    trees: list[Any] = []
+    for inp in inputs:
+        tracer = Tracer()
+        cfg = {**config, "callbacks": [tracer]}
+        try:
+            if how == "ainvoke":
+                await graph.ainvoke(inp, cfg)
+            else:
+                async for _ in graph.astream(inp, cfg, stream_mode=["updates", "values"]):
+                    pass
+        except Exception as exc:
+            trees.append(("raised", type(exc).__name__))
+        trees += [tree(r) for r in tracer.runs]
+    return trees
+
+
+@pytest.mark.parametrize("how", ["ainvoke", "astream"])
+async def test_run_tree_as_in_process(temporal_client: Any, task_queue: str, how: str
+                                      ) -> None:
+    local, remote, worker = _served(routing_graph, temporal_client, task_queue)
+    inputs = [{"x": []}, Command(resume="yes")]
+    async with worker:
+        expected = await _local_trees(local, inputs, how)
+        got = await _local_trees(remote, inputs, how)
+    assert _trees_without_thread(got) == _trees_without_thread(expected)
+    first = got[0]
+    assert first[1] == "LangGraph" and first[2] == ("mine",)
+    assert [c[1] for c in first[-1]] == ["__start__", "a", "b", "sub", "fn", "ask"]
+    a = first[-1][1]
+    assert [c[0] for c in a[-1]] == ["llm", "chain"]  # the chat model, then the route
+    assert first[-1][-1][4] == "GraphInterrupt"  # the node that asked
+
+
+async def test_failures_and_retries_as_in_process(temporal_client: Any, task_queue: str
+                                                  ) -> None:
+    local, remote, worker = _served(retry_and_fail, temporal_client, task_queue)
+    async with worker:
+        expected = await _local_trees(local, [{"x": []}], "ainvoke")
+        got = await _local_trees(remote, [{"x": []}], "ainvoke")
+    assert got[0] == ("raised", "NodeFailedError")
+    # In-process the graph raises the node's own error; on Temporal a NodeFailedError
+    # naming it, and the failed node's run records that too.
+    names = [c[1] for c in got[1][-1]]
+    assert names == [c[1] for c in expected[1][-1]] == ["flaky", "flaky", "boom"]
+    assert [c[4] for c in got[1][-1]] == ["NodeFailedError", None, "NodeFailedError"]
+
+
+async def test_astream_events_as_in_process(temporal_client: Any, task_queue: str) -> None:
+    local, remote, worker = _served(routing_graph, temporal_client, task_queue)
+
+    async def seen(graph: Any) -> list[Any]:
+        out = []
+        config = {"configurable": {"thread_id": f"e-{uuid.uuid4().hex[:8]}"}}
+        for inp in ({"x": []}, Command(resume="yes")):
+            async for ev in graph.astream_events(inp, config, version="v2"):
+                md = ev.get("metadata", {})
+                out.append((ev["event"], ev["name"], tuple(ev.get("tags", ())),
+                            tuple((k, md[k]) for k in METADATA if k in md and k != "thread_id"),
+                            _plain(ev["data"]) if "chat_model" not in ev["event"] else None,
+                            len(ev.get("parent_ids", ()))))
+        return out
+
+    async with worker:
+        expected = await seen(local)
+        got = await seen(remote)
+    # Events of tasks running at once interleave differently: compare each run's own.
+    assert sorted(got, key=repr) == sorted(expected, key=repr)
+    tokens = [e for e in got if e[0] == "on_chat_model_stream"]
+    assert len(tokens) == 3  # "hi", " ", "there": the model streamed on the worker
+
+
+async def test_no_callbacks_no_relay(temporal_client: Any, task_queue: str) -> None:
+    """Without handlers the run is not read live for them: the invoke is one update."""
+    local, remote, worker = _served(breakpoints, temporal_client, task_queue)
+    config = {"configurable": {"thread_id": f"n-{uuid.uuid4().hex[:8]}"}}
+
+    class Nothing(BaseCallbackHandler):
+        pass
+
+    async with worker:
+        out = await remote.ainvoke({"x": []}, config)
+        assert out == await local.ainvoke({"x": []}, config)
+        out = await remote.ainvoke(None, {**config, "callbacks": [Nothing()]})
+        assert out == await local.ainvoke(None, config)
+
+
+async def test_sync_invoke_and_with_config(temporal_client: Any, task_queue: str) -> None:
+    """`invoke` (sync) tells sync handlers; `with_config` names the run and tags it."""
+    _, remote, worker = _served(routing_graph, temporal_client, task_queue)
+    tracer = Tracer()
+    bound = remote.with_config(run_name="agent", tags=["bound"])
+    async with worker:
+        await asyncio.to_thread(bound.invoke, {"x": []}, {
+            "configurable": {"thread_id": f"s-{uuid.uuid4().hex[:8]}"},
+            "callbacks": [tracer]})
+    (root,) = tracer.runs
+    assert root.name == "agent" and root.tags == ["bound"]
+    assert all("bound" in c.tags for c in root.child_runs)
