@@ -35,8 +35,10 @@ Soak: N approval threads paused at once on a separate graphrun worker with
 polled with describe() until completed; wall time and this process's RSS.
 Tracing: the chain on workers and clients that trace (graphrun.tracing), interleaved with the
 plain chain: LangSmith to a local endpoint that drops what it gets, OpenTelemetry to an
-in-memory exporter (BatchSpanProcessor); the line `tracing-on: chain langsmith=<r> otel=<r>`
-gives traced/untraced median time ratios.
+in-memory exporter (BatchSpanProcessor), and the chain invoked with a callback handler
+(its nodes' callback events relayed from the worker, graphrun.relay); the line
+`tracing-on: chain langsmith=<r> otel=<r> callbacks=<r> callbacks-bytes=<r>` gives
+traced/untraced median time ratios and the history payload-byte ratio of relaying.
 Throughput: 100 approvals at once (all paused, then all resumed): the floor, graphrun,
 and graphrun without its search-attribute upserts, in turn; the best round of each, and
 the CPU per approval of this process and of the dev server.
@@ -353,9 +355,26 @@ async def tracing_samples(client: Client, b: Bench, reps: int, warmup: int
                                  tracing=t) for k, t in tracers.items()]
         graphs = {k: GraphClient(client, task_queue=f"{TQ_TRACE}-{k}", tracing=t).graph("chain")
                   for k, t in tracers.items()}
+        from langchain_core.callbacks import BaseCallbackHandler
+
+        class Listening(BaseCallbackHandler):
+            """A handler that hears every run (so the nodes' runs are relayed) and keeps
+            nothing."""
+
+        last_cb: list[str] = []
+
+        async def with_callbacks() -> str:
+            tid = new_id("chain-cb")
+            out = await b.chain.ainvoke({"n": 0}, {"configurable": {"thread_id": tid},
+                                                   "callbacks": [Listening()]})
+            assert out == {"n": CHAIN}, out
+            last_cb[:] = [tid]
+            return tid
+
         calls = {"plain": lambda: b.graph_chain(b.chain, "chain"),
                  "langsmith": lambda: b.graph_chain(graphs["langsmith"], "chain-ls"),
-                 "otel": lambda: b.graph_chain(graphs["otel"], "chain-otel")}
+                 "otel": lambda: b.graph_chain(graphs["otel"], "chain-otel"),
+                 "callbacks": with_callbacks}
         walls: dict[str, list[float]] = {k: [] for k in calls}
         cpus: dict[str, list[float]] = {k: [] for k in calls}
         async with workers[0], workers[1]:
@@ -375,6 +394,11 @@ async def tracing_samples(client: Client, b: Bench, reps: int, warmup: int
     assert exporter.count >= 12 * (reps + warmup), exporter.count
     out = {k: statistics.median(v) for k, v in walls.items()}
     out.update({f"{k}-cpu": statistics.median(v) for k, v in cpus.items()})
+    # What relaying costs in history: the thread of a run with callbacks against a plain one.
+    plain_tid = await b.graph_chain(b.chain, "chain")
+    gcl = b.chain.gc
+    out["callbacks-bytes"] = (await history_stats(client, gcl.workflow_id(last_cb[0])))["bytes"]
+    out["plain-bytes"] = (await history_stats(client, gcl.workflow_id(plain_tid)))["bytes"]
     return out
 
 
@@ -639,11 +663,17 @@ def print_tracing(traced: dict[str, float]) -> None:
           f"{ms(traced['otel'])} with OpenTelemetry, against {ms(traced['plain'])} untraced; "
           f"CPU of this process per call {ms(traced['langsmith-cpu'])}, "
           f"{ms(traced['otel-cpu'])} and {ms(traced['plain-cpu'])}")
+    print(f"callbacks: the chain with a callback handler (its nodes' runs relayed from the "
+          f"worker) takes {ms(traced['callbacks'])}, CPU {ms(traced['callbacks-cpu'])}; "
+          f"its history carries {traced['callbacks-bytes']:,.0f} payload bytes against "
+          f"{traced['plain-bytes']:,.0f}")
 
 
 def tracing_line(traced: dict[str, float]) -> str:
     return (f"tracing-on: chain langsmith={traced['langsmith'] / traced['plain']:.3f} "
-            f"otel={traced['otel'] / traced['plain']:.3f}")
+            f"otel={traced['otel'] / traced['plain']:.3f} "
+            f"callbacks={traced['callbacks'] / traced['plain']:.3f} "
+            f"callbacks-bytes={traced['callbacks-bytes'] / traced['plain-bytes']:.2f}")
 
 
 async def run_tracing_only(args: argparse.Namespace) -> None:

@@ -712,7 +712,7 @@ class RemoteGraph(RunnableGraph):
                      options: Mapping[str, Any]) -> AsyncIterator[Any]:
         """`_live_run` with the nodes' callback events relayed to the graph's run `run`
         (graphrun.relay); ends it with the run's output, or its error."""
-        replay = relay.Replay(run, self.types)
+        replay = relay.Replay.under(run)
         modes = [*(_names(options.get("stream_mode")) or []), stream.EVENTS]
         try:
             async for item in self._live_run(input, config, {**options, "stream_mode": modes}):

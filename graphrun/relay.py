@@ -206,15 +206,21 @@ def worker_run(publish: Callable[[tuple[Any, ...]], None], types: DeclaredTypes
 
 # -- the caller's side ------------------------------------------------------------------
 class Replay:
-    """Calls the handlers of the caller's graph run with each relayed event."""
+    """Calls `handlers` with each relayed event, under the caller's run `root`, adding
+    the caller's inheritable `tags` and `metadata` to every run."""
 
-    def __init__(self, run: GraphRun, types: DeclaredTypes) -> None:
+    def __init__(self, root: UUID, handlers: list[Any], tags: list[str],
+                 metadata: dict[str, Any]) -> None:
+        self.root, self.handlers = root, handlers
+        self.tags, self.metadata = tags, metadata
+
+    @classmethod
+    def under(cls, run: GraphRun) -> Replay:
+        """Replaying to the handlers of the caller's graph run."""
         manager = run.manager
-        self.root = run.run_id
-        self.handlers = list(manager.inheritable_handlers)
-        self.tags = list(manager.inheritable_tags or ())
-        self.metadata = dict(manager.inheritable_metadata or {})
-        self.types = types
+        return cls(run.run_id, list(manager.inheritable_handlers),
+                   list(manager.inheritable_tags or ()),
+                   dict(manager.inheritable_metadata or {}))
 
     def _id(self, value: str | None) -> UUID | None:
         if value is None:
@@ -235,7 +241,7 @@ class Replay:
         method, ignore, args = _KINDS[event["kind"]]
         try:
             run_id = self._id(event["run_id"])
-            positional, named = args(event, self.types)
+            positional, named = args(event)
         except (KeyError, TypeError, ValueError):
             return  # not an event a Relay sent
         if run_id is None:
@@ -259,7 +265,7 @@ class _Run:
         self.run_id, self.handlers = run_id, handlers
 
 
-def _error(event: dict[str, Any], types: DeclaredTypes) -> BaseException:
+def _error(event: dict[str, Any]) -> BaseException:
     data = event["error"]
     if data.get("type") == "GraphInterrupt":
         return GraphInterrupt([i for i in data.get("interrupts", ()) if isinstance(i, Interrupt)])
@@ -276,58 +282,98 @@ def _start_named(event: dict[str, Any]) -> dict[str, Any]:
     return named
 
 
-def _token(e: dict[str, Any], t: DeclaredTypes) -> tuple[list[Any], dict[str, Any]]:
+def _token(e: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     message = e.get("message")
     chunk = (ChatGenerationChunk(message=message) if message is not None
              else GenerationChunk(text=e["text"]) if e.get("text") is not None else None)
     return [e["token"]], {"chunk": chunk}
 
 
-def _llm_result(e: dict[str, Any], t: DeclaredTypes) -> tuple[list[Any], dict[str, Any]]:
+def _llm_result(e: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     generations = [[ChatGeneration(message=g["message"]) if "message" in g
                     else Generation(text=g["text"], generation_info=g.get("info"))
                     for g in batch] for batch in e["generations"]]
     return [LLMResult(generations=generations, llm_output=e.get("llm_output"))], {}
 
 
-def _documents(e: dict[str, Any], t: DeclaredTypes) -> tuple[list[Any], dict[str, Any]]:
+def _documents(e: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     from langchain_core.documents import Document
 
     return [[Document(page_content=d["page_content"], metadata=d.get("metadata") or {},
                       id=d.get("id")) for d in e["documents"]]], {}
 
 
-def _v(key: str) -> Callable[[dict[str, Any], DeclaredTypes], Any]:
-    return lambda e, t: e.get(key)
+def _v(key: str) -> Callable[[dict[str, Any]], Any]:
+    return lambda e: e.get(key)
 
 
 # kind -> (handler method, its ignore flag, the method's arguments from the event)
-_Args = Callable[[dict[str, Any], DeclaredTypes], tuple[list[Any], dict[str, Any]]]
+_Args = Callable[[dict[str, Any]], tuple[list[Any], dict[str, Any]]]
 _KINDS: dict[str, tuple[str, str | None, _Args]] = {
-    "chain_start": ("on_chain_start", "ignore_chain", lambda e, t: (
-        [e.get("serialized"), _v("inputs")(e, t)], _start_named(e))),
-    "chain_end": ("on_chain_end", "ignore_chain", lambda e, t: ([_v("outputs")(e, t)], {})),
-    "chain_error": ("on_chain_error", "ignore_chain", lambda e, t: ([_error(e, t)], {})),
-    "chain_stream": ("", None, lambda e, t: ([_v("chunk")(e, t)], {})),
-    "chat_model_start": ("on_chat_model_start", "ignore_chat_model", lambda e, t: (
-        [e.get("serialized"), _v("messages")(e, t)], _start_named(e))),
-    "llm_start": ("on_llm_start", "ignore_llm", lambda e, t: (
+    "chain_start": ("on_chain_start", "ignore_chain", lambda e: (
+        [e.get("serialized"), _v("inputs")(e)], _start_named(e))),
+    "chain_end": ("on_chain_end", "ignore_chain", lambda e: ([_v("outputs")(e)], {})),
+    "chain_error": ("on_chain_error", "ignore_chain", lambda e: ([_error(e)], {})),
+    "chain_stream": ("", None, lambda e: ([_v("chunk")(e)], {})),
+    "chat_model_start": ("on_chat_model_start", "ignore_chat_model", lambda e: (
+        [e.get("serialized"), _v("messages")(e)], _start_named(e))),
+    "llm_start": ("on_llm_start", "ignore_llm", lambda e: (
         [e.get("serialized"), list(e["prompts"])], _start_named(e))),
     "llm_new_token": ("on_llm_new_token", "ignore_llm", _token),
     "llm_end": ("on_llm_end", "ignore_llm", _llm_result),
-    "llm_error": ("on_llm_error", "ignore_llm", lambda e, t: ([_error(e, t)], {})),
-    "tool_start": ("on_tool_start", "ignore_agent", lambda e, t: (
+    "llm_error": ("on_llm_error", "ignore_llm", lambda e: ([_error(e)], {})),
+    "tool_start": ("on_tool_start", "ignore_agent", lambda e: (
         [e.get("serialized"), str(e.get("input_str"))],
-        {**_start_named(e), "inputs": _v("inputs")(e, t)})),
-    "tool_end": ("on_tool_end", "ignore_agent", lambda e, t: ([_v("output")(e, t)], {})),
-    "tool_error": ("on_tool_error", "ignore_agent", lambda e, t: ([_error(e, t)], {})),
-    "retriever_start": ("on_retriever_start", "ignore_retriever", lambda e, t: (
+        {**_start_named(e), "inputs": _v("inputs")(e)})),
+    "tool_end": ("on_tool_end", "ignore_agent", lambda e: ([_v("output")(e)], {})),
+    "tool_error": ("on_tool_error", "ignore_agent", lambda e: ([_error(e)], {})),
+    "retriever_start": ("on_retriever_start", "ignore_retriever", lambda e: (
         [e.get("serialized"), str(e.get("query"))], _start_named(e))),
     "retriever_end": ("on_retriever_end", "ignore_retriever", _documents),
     "retriever_error": ("on_retriever_error", "ignore_retriever",
-                        lambda e, t: ([_error(e, t)], {})),
-    "custom_event": ("on_custom_event", "ignore_custom_event", lambda e, t: (
-        [str(e["name"]), _v("data")(e, t)], {})),
+                        lambda e: ([_error(e)], {})),
+    "custom_event": ("on_custom_event", "ignore_custom_event", lambda e: (
+        [str(e["name"]), _v("data")(e)], {})),
 }
 
 
+
+
+# -- astream_events v2 from relayed events (the Server API's `events` stream mode) ----------
+class EventStream:
+    """LangChain's astream_events v2 events of a run whose nodes ran on workers: the
+    graph's own run (`start`, `end`) and the relayed ones, as `astream_events` gives them.
+    Built on LangChain's own v2 handler, its events collected instead of queued."""
+
+    def __init__(self, run_id: UUID, name: str, metadata: dict[str, Any]) -> None:
+        from langchain_core.tracers.event_stream import _AstreamEventsCallbackHandler
+
+        class Collect(_AstreamEventsCallbackHandler):  # type: ignore[misc]
+            def _send(self, event: Any, event_type: str) -> None:
+                if self.root_event_filter.include_event(event, event_type):
+                    out.append(event)
+
+        out: list[Any] = []
+        self._out = out
+        self._handler = Collect()
+        self.run_id, self.name, self.metadata = run_id, name, metadata
+        self.replay = Replay(run_id, [self._handler], [], metadata)
+
+    def _take(self) -> list[Any]:
+        taken = list(self._out)
+        self._out.clear()
+        return taken
+
+    async def start(self, input: Any) -> list[Any]:
+        await self._handler.on_chain_start({}, input, run_id=self.run_id, tags=[],
+                                           metadata=self.metadata, name=self.name)
+        return self._take()
+
+    async def relayed(self, event: Any) -> list[Any]:
+        await self.replay(event)
+        return self._take()
+
+    async def end(self, output: Any) -> list[Any]:
+        if self.run_id in self._handler.run_map:
+            await self._handler.on_chain_end(output, run_id=self.run_id)
+        return self._take()

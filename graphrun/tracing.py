@@ -875,11 +875,11 @@ class _WorkflowInbound(temporalio.worker.WorkflowInboundInterceptor):
         """A run no handler waits for (a resume signal, an expired deadline) ends when the
         thread records its result."""
         inst = temporalio.workflow.instance()
-        results: dict[int, Any] = getattr(inst, "_results", {})
 
         async def wait() -> None:
-            await temporalio.workflow.wait_condition(lambda: number in results)
-            self._close(key, _run_outputs(results[number]), None)
+            await temporalio.workflow.wait_condition(
+                lambda: inst.result_of(number) is not None)
+            self._close(key, _run_outputs(inst.result_of(number)), None)
 
         task = asyncio.ensure_future(wait())
         self._waiting.add(task)  # kept until done (the loop holds tasks weakly)
@@ -902,10 +902,10 @@ class _WorkflowInbound(temporalio.worker.WorkflowInboundInterceptor):
             await super().handle_signal(input)
             return
         inst = temporalio.workflow.instance()
-        before = getattr(inst, "_count", None)
+        before = inst.invocations_taken()
         await super().handle_signal(input)
-        number = getattr(inst, "_count", None)
-        if isinstance(number, int) and number != before:  # the resume was taken in
+        number = inst.invocations_taken()
+        if number != before:  # the resume was taken in
             key = ("n", number)
             self._open(key, input.headers, "signal")
             self._close_when_done(key, number)
@@ -916,17 +916,17 @@ class _WorkflowInbound(temporalio.worker.WorkflowInboundInterceptor):
         if activity == "route_update":
             update = temporalio.workflow.current_update_info()
             return self._invocations.get(update.id) if update is not None else None
-        inst = temporalio.workflow.instance()
-        current = getattr(inst, "_current", None)
+        current = temporalio.workflow.instance().current_invocation()
         if current is None:
             return None
-        inv = self._invocations.get(getattr(current, "run_id", "") or None)
+        number, run_id = current
+        inv = self._invocations.get(run_id or None)
         if inv is None:
-            key = ("n", current.number)
+            key = ("n", number)
             inv = self._invocations.get(key)
             if inv is None:  # no header brought it (an expired question's default)
                 inv = self._open(key, None, "workflow")
-                self._close_when_done(key, current.number)
+                self._close_when_done(key, number)
         return inv
 
 

@@ -236,6 +236,20 @@ class GraphWorkflow:
         return final
 
     # -- runs: records, cancellation, multitask -------------------------------------------
+    # -- what a worker interceptor may read (graphrun.tracing): no handlers, no state ---
+    def invocations_taken(self) -> int:
+        """How many invocations the thread has taken in (numbered 1, 2, ...)."""
+        return getattr(self, "_count", 0)
+
+    def current_invocation(self) -> tuple[int, str] | None:
+        """The invocation being processed: its number and its run id ("" if none)."""
+        current = getattr(self, "_current", None)
+        return None if current is None else (current.number, current.run_id)
+
+    def result_of(self, number: int) -> RunResult | None:
+        """The result of invocation `number`, once it has one."""
+        return getattr(self, "_results", {}).get(number)
+
     def _record_run(self, item: _Invocation, record: dict[str, Any]) -> None:
         now = self._now()
         # The workflow run that took it: its update's outcome is found there (join).

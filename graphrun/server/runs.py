@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from graphrun import serde
+from graphrun import serde, stream
 from graphrun.payloads import RunResult, ThreadResult
 from graphrun.server import assistants, shapes, sse
 from graphrun.server.context import Conflict, NotFound
@@ -35,9 +35,8 @@ router = APIRouter(tags=["runs"])
 
 # Stream modes of the API -> graphrun's ('messages-tuple' is graphrun's 'messages').
 MODES = {"values": "values", "updates": "updates", "custom": "custom", "debug": "debug",
-         "tasks": "tasks", "checkpoints": "checkpoints", "messages-tuple": "messages"}
-# Accepted, streaming no chunk of their own yet (the run goes on and ends as usual).
-SILENT = {"events"}
+         "tasks": "tasks", "checkpoints": "checkpoints", "messages-tuple": "messages",
+         "events": stream.EVENTS}
 
 
 class RunCommand(BaseModel):
@@ -207,13 +206,13 @@ async def wait_stateless(body: RunCreate, request: Request) -> Response:
 
 def _events(server: Any, thread_id: str, run_id: str, remote: Any, modes: list[str],
             subgraphs: bool, *, from_offset: int = 0, ids: bool = False,
-            record: dict[str, Any] | None = None) -> AsyncIterator[bytes]:
+            record: dict[str, Any] | None = None, input: Any = None
+            ) -> AsyncIterator[bytes]:
     """The run's SSE events, read until the run's outcome is in."""
     asked = {MODES[m]: m for m in modes if m in MODES}
     return sse.events(server.gc, thread_id, run_id, remote.types, asked, subgraphs,
                       outcome=_outcome(server, thread_id, run_id, record),
-                      from_offset=from_offset,
-                      ids=ids)
+                      from_offset=from_offset, ids=ids, graph=remote.name, input=input)
 
 
 async def _records(server: Any, thread_id: str) -> list[dict[str, Any]]:
@@ -260,10 +259,9 @@ async def _outcome(server: Any, thread_id: str, run_id: str,
 def _check_modes(body: RunCreate) -> None:
     _refuse_unsupported(body)
     asked = [body.stream_mode] if isinstance(body.stream_mode, str) else body.stream_mode
-    unknown = [m for m in asked if m not in MODES and m not in SILENT]
+    unknown = [m for m in asked if m not in MODES]
     if unknown:
-        raise ValueError(f"stream_mode {unknown} is not supported; use "
-                         f"{sorted([*MODES, *SILENT])}.")
+        raise ValueError(f"stream_mode {unknown} is not supported; use {sorted(MODES)}.")
 
 
 async def _start_stream(request: Request, thread_id: str, body: RunCreate,
@@ -279,7 +277,8 @@ async def _start_stream(request: Request, thread_id: str, body: RunCreate,
         try:
             yield sse.event("metadata", {"run_id": run.run_id, "attempt": 1}, -1 if ids else None)
             async for event in _events(run.server, thread_id, run.run_id, run.remote,
-                                       run.modes, body.stream_subgraphs, ids=ids):
+                                       run.modes, body.stream_subgraphs, ids=ids,
+                                       input=body.input):
                 yield event
             finished = True
         finally:

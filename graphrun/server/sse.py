@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from typing import Any
 
-from graphrun import serde, stream
+from graphrun import relay, serde, stream
 from graphrun.payloads import RunResult
 from graphrun.server import shapes
 
@@ -23,19 +24,37 @@ def event(name: str, data: Any, event_id: int | None = None) -> bytes:
 async def events(gc: Any, thread_id: str, run_id: str, types: Any,
                  asked: Mapping[str, str], subgraphs: bool, *,
                  outcome: Awaitable[RunResult | None], from_offset: int = 0,
-                 ids: bool = False) -> AsyncIterator[bytes]:
+                 ids: bool = False, graph: str = "", input: Any = None
+                 ) -> AsyncIterator[bytes]:
     """The run's events from `from_offset` until it ends, then `error` if it failed.
 
     `asked`: graphrun's stream mode -> the API's name for it; `outcome`: the run's
-    result, awaited alongside (the stream is complete once it is in).
+    result, awaited alongside (the stream is complete once it is in). The `events` mode
+    gives LangChain's astream_events v2 events, the graph's run (named `graph`, with
+    `input`) around its nodes' runs relayed from the workers (graphrun.relay).
     """
     handle = gc.client.get_workflow_handle(gc.workflow_id(thread_id))
     ended = asyncio.ensure_future(outcome)
+    runs = (relay.EventStream(uuid.UUID(run_id), graph or "LangGraph",
+                              {"thread_id": thread_id, "run_id": run_id})
+            if stream.EVENTS in asked else None)
+
+    def run_events(evs: list[Any], offset: int | None) -> list[bytes]:
+        return [event("events", shapes.jsonable(e), offset) for e in evs]
+
     try:
+        if runs is not None and from_offset == 0:
+            for out in run_events(await runs.start(input), None):
+                yield out
         async for offset, chunk in stream.follow(
                 gc.client, handle, ended, from_offset=from_offset, stream_id=run_id,
                 decode=lambda data: serde.loads(data, types)):
             ns, mode, payload = chunk if len(chunk) == 3 else ((), *chunk)
+            if mode == stream.EVENTS:
+                if runs is not None:
+                    for out in run_events(await runs.relayed(payload), offset if ids else None):
+                        yield out
+                continue
             if mode not in asked or (ns and not subgraphs):
                 continue
             name = "messages" if asked[mode] == "messages-tuple" else asked[mode]
@@ -45,6 +64,9 @@ async def events(gc: Any, thread_id: str, run_id: str, types: Any,
         result = await ended
     finally:
         ended.cancel()
+    if runs is not None and result is not None and not result.error:
+        for out in run_events(await runs.end(serde.loads(result.values, types)), None):
+            yield out
     if result is not None and result.error:
         e = result.error
         yield event("error", {"error": e.get("error_type") or e.get("type"),

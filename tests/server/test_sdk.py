@@ -144,6 +144,34 @@ async def test_stream_messages_tuple(api_url: str) -> None:
     assert metadata["langgraph_node"] == "model"
 
 
+async def test_stream_events(api_url: str) -> None:
+    """`events`: LangChain's astream_events v2 events, the nodes' runs relayed from the
+    worker, beside the other modes asked for."""
+    client = get_client(url=api_url)
+    tid = (await client.threads.create())["thread_id"]
+    parts = [(p.event, p.data) async for p in client.runs.stream(
+        tid, "agent", input={"messages": [{"role": "user", "content": "Hello"}]},
+        stream_mode=["events", "values"])]
+    run_id = parts[0][1]["run_id"]
+    events = [d for e, d in parts if e == "events"]
+    assert {e for e, _ in parts[1:]} == {"events", "values"}
+    first, last = events[0], events[-1]
+    assert (first["event"], first["name"], first["run_id"]) == (
+        "on_chain_start", "agent", run_id)
+    assert first["data"]["input"]["messages"][0]["content"] == "Hello"
+    assert (last["event"], last["run_id"]) == ("on_chain_end", run_id)
+    assert last["data"]["output"]["messages"][-1]["content"] == "Which invoice should I pay?"
+    model = next(e for e in events if e["event"] == "on_chain_start" and e["name"] == "model")
+    assert model["parent_ids"] == [run_id]
+    assert model["metadata"]["langgraph_node"] == "model"
+    assert model["metadata"]["thread_id"] == tid
+    chat = next(e for e in events if e["event"] == "on_chat_model_end")
+    assert chat["parent_ids"] == [run_id, model["run_id"]]
+    assert chat["data"]["output"]["content"] == "Which invoice should I pay?"
+    assert [e["event"] for e in events].count("on_chain_end") == [
+        e["event"] for e in events].count("on_chain_start")
+
+
 async def test_a_failing_node(api_url: str) -> None:
     """LangGraph's shapes: `wait` answers 200 with `__error__`, the thread is `error`,
     `stream` ends with an `error` event."""
