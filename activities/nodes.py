@@ -63,7 +63,8 @@ async def run_node(call: NodeCall) -> NodeResult:
             null_resume=(serde.loads(call.null_resume, types) if call.has_null_resume
                          else MISSING),
             nested=serde.loads(call.nested, types), context=serde.loads(call.context, types),
-            messages=call.messages, debug=call.debug, checkpoint_id=call.checkpoint_id,
+            messages=call.messages, messages_v2=call.messages_v2, debug=call.debug,
+            checkpoint_id=call.checkpoint_id,
             attempt=activity.info().attempt,
             first_attempt_time=activity.info().scheduled_time.timestamp(),
             calls=serde.loads(call.calls, types), target=list(call.target),
@@ -95,7 +96,8 @@ async def run_node(call: NodeCall) -> NodeResult:
     trace = None
     if call.callbacks and live is not None and relay.AVAILABLE:
         attempt = activity.info().attempt
-        trace = relay.worker_run(lambda event: live(event, attempt), types)
+        trace = relay.worker_run(lambda event: live(event, attempt), types,
+                                 streaming=call.callbacks == "stream")
     try:
         async with publisher:
             if node.is_async:

@@ -11,7 +11,7 @@ import contextlib
 import dataclasses
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from temporalio.client import (
@@ -478,7 +478,9 @@ class RemoteGraph(RunnableGraph):
                             interrupt_after=_names(options.get("interrupt_after")),
                             context=self._send(options.get("context"), "the context"),
                             run=dict(record or {}), multitask=multitask, webhook=webhook,
-                            after_seconds=after_seconds)
+                            after_seconds=after_seconds,
+                            callbacks=options.get("callbacks") or "",
+                            messages_v2=bool(options.get("messages_v2")))
         if background:
             accepted = accepted or (lambda _: None)
         wid = self.gc.workflow_id(tid)
@@ -697,6 +699,21 @@ class RemoteGraph(RunnableGraph):
                 for chunk in stream_chunks([item], stream_mode, subgraphs):
                     yield chunk
 
+    def stream(self, input: Any, config: Mapping[str, Any] | None = None, **options: Any
+               ) -> Iterator[Any]:
+        """`astream`'s chunks, from sync code (an event loop of its own, as `invoke`)."""
+        loop = asyncio.new_event_loop()
+        chunks = self.astream(input, config, **options).__aiter__()
+        try:
+            while True:
+                try:
+                    yield loop.run_until_complete(chunks.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            loop.run_until_complete(chunks.aclose())
+            loop.close()
+
     async def _start_callbacks(self, input: Any, config: Mapping[str, Any] | None
                                ) -> Any:
         """The graph's run under the config's callbacks, or None when none listen. With
@@ -714,8 +731,10 @@ class RemoteGraph(RunnableGraph):
         (graphrun.relay); ends it with the run's output, or its error."""
         replay = relay.Replay.under(run)
         modes = [*(_names(options.get("stream_mode")) or []), stream.EVENTS]
+        relayed = {**options, "stream_mode": modes,
+                   "callbacks": "stream" if callbacks.streams(run) else "runs"}
         try:
-            async for item in self._live_run(input, config, {**options, "stream_mode": modes}):
+            async for item in self._live_run(input, config, relayed):
                 if isinstance(item, RunResult):
                     self.raise_failure(item)
                     values = serde.loads(item.values, self.types)

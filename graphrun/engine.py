@@ -309,6 +309,7 @@ class RunOptions:
     resume_map: Mapping[str, Any] | None = None
     # What a caller streams; the 'checkpoints' and 'debug' chunks are made only if asked.
     stream_modes: frozenset[str] = frozenset()
+    messages_v2: bool = False  # 'messages' as content-block events (graphrun.run_stream)
 
 
 class Run:
@@ -573,6 +574,7 @@ class Run:
         calls.update(self._call_results)
         return TaskCall(task=task, resume=resume, null_resume=null, nested=nested,
                         context=self.context, messages="messages" in self.options.stream_modes,
+                        messages_v2=self.options.messages_v2,
                         debug="debug" in self.options.stream_modes,
                         checkpoint_id=self.ckpt.id, durability=self.options.durability,
                         calls=calls, remaining_steps=self.recursion_limit - self.steps)

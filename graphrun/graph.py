@@ -364,7 +364,8 @@ class StateGraph:
                 interrupt_before: Sequence[str] | str | None = None,
                 interrupt_after: Sequence[str] | str | None = None,
                 strict_resume: bool = True, local_activities: bool = False,
-                types: Iterable[type] = (), debug: bool = False, **_: Any) -> Any:
+                types: Iterable[type] = (), debug: bool = False,
+                stream_transformers: Sequence[Any] = (), **_: Any) -> Any:
         """Validate the graph and return a runnable `CompiledStateGraph`.
 
         Args:
@@ -379,6 +380,9 @@ class StateGraph:
             types: classes the graph's data may hold beyond those its schemas declare
                 (e.g. a model stored in an `Any` field, or sent as an answer). On
                 Temporal, data is decoded into declared classes only.
+            stream_transformers: LangGraph stream transformers (classes or
+                `scope -> transformer` factories) every `stream_events(version="v3")`
+                of the graph runs (graphrun.run_stream).
         """
         before = [interrupt_before] if isinstance(interrupt_before, str) else list(
             interrupt_before or [])
@@ -395,4 +399,6 @@ class StateGraph:
         spec = GraphSpec.build(self, name=name or "LangGraph", interrupt_before=before,
                                interrupt_after=after, strict_resume=strict_resume,
                                local_activities=local_activities, types=types)
-        return CompiledStateGraph(spec, checkpointer=checkpointer)
+        compiled = CompiledStateGraph(spec, checkpointer=checkpointer)
+        compiled.stream_transformers = tuple(stream_transformers)
+        return compiled

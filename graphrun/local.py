@@ -141,6 +141,7 @@ class CompiledStateGraph(RunnableGraph):
     (see graphrun.callbacks)."""
 
     spec: GraphSpec
+    stream_transformers: tuple[Any, ...] = ()  # for stream_events(version="v3")
 
     def __init__(self, spec: GraphSpec, *, checkpointer: Any = None) -> None:
         self.spec = spec
@@ -184,7 +185,8 @@ class CompiledStateGraph(RunnableGraph):
             interrupt_before=options.get("interrupt_before"),
             interrupt_after=options.get("interrupt_after"),
             context=options.get("context"), durability=options.get("durability"),
-            stream_modes=_modes(options.get("stream_mode"))))
+            stream_modes=_modes(options.get("stream_mode")),
+            messages_v2=bool(options.get("messages_v2"))))
 
     def _after(self, run: Run) -> None:
         run.close()

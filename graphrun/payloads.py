@@ -55,6 +55,7 @@ class NodeCall(_Wire):
     context: Any = None  # the run's runtime context, typed JSON
     stream: bool = False  # the caller streams: send back subgraphs' chunks too
     messages: bool = False  # ... and chat models' messages ('messages' mode)
+    messages_v2: bool = False  # ... as content-block events (stream_events(version="v3"))
     debug: bool = False  # ... and 'debug' chunks of @task calls
     checkpoint_id: str = ""  # the checkpoint the task runs from
     stream_to: str = ""  # publish what the node streams live (graphrun.stream)
@@ -62,7 +63,9 @@ class NodeCall(_Wire):
     target: list[str] = []  # run the task down to this @task call, and run that call
     remaining_steps: int | None = None  # for graphs whose nodes read it (GraphSpec.counts_steps)
     state_by_query: bool = False  # a Send task's state: ask the workflow (task_state query)
-    callbacks: bool = False  # publish the task's callback events live (graphrun.relay)
+    # Publish the task's callback events live (graphrun.relay): "runs", or "stream" for
+    # a caller whose handlers stream (astream_events): outputs and tokens streamed too.
+    callbacks: str = ""
 
 
 class NodeResult(_Wire):
@@ -118,6 +121,8 @@ class InvokeRequest(_Wire):
     multitask: str = ""
     webhook: str = ""  # POSTed the run's record and values when it ends (send_webhook)
     after_seconds: float = 0  # the run waits this long before it starts
+    callbacks: str = ""  # relay the nodes' callback events live: "runs" or "stream"
+    messages_v2: bool = False  # 'messages' as content-block events (stream_events v3)
 
 
 class WebhookCall(_Wire):

@@ -56,7 +56,7 @@ else:  # pragma: no cover - relaying needs langchain-core on both sides
 
 
 # -- the worker's side ------------------------------------------------------------------
-class Relay(BaseCallbackHandler, _StreamingCallbackHandler):  # type: ignore[misc]
+class Relay(BaseCallbackHandler):  # type: ignore[misc]
     """A callback handler that publishes what it hears as data (a node activity's)."""
 
     raise_error = False
@@ -172,10 +172,15 @@ class Relay(BaseCallbackHandler, _StreamingCallbackHandler):  # type: ignore[mis
         self._send("custom_event", run_id, None, name=name, data=data,
                    tags=list(tags or ()), metadata=dict(metadata or {}))
 
-    # a run's streamed output (LangGraph's tasks stream theirs: on_chain_stream)
+
+class StreamingRelay(Relay, _StreamingCallbackHandler):  # type: ignore[misc]
+    """A Relay for a caller whose handlers stream (astream_events, astream_log): as a
+    streaming handler it makes chat models stream their tokens and tasks their output,
+    as they would in the caller's process, and relays those too."""
+
     async def tap_output_aiter(self, run_id: UUID, output: AsyncIterator[Any]
                                ) -> AsyncIterator[Any]:
-        async for chunk in output:
+        async for chunk in output:  # LangGraph's tasks stream theirs: on_chain_stream
             self._send("chain_stream", run_id, None, chunk=chunk)
             yield chunk
 
@@ -193,12 +198,12 @@ def _error_data(error: BaseException) -> dict[str, Any]:
     return {"type": type(error).__name__, "message": str(error)[:MAX_REPR]}
 
 
-def worker_run(publish: Callable[[tuple[Any, ...]], None], types: DeclaredTypes
-               ) -> GraphRun:
+def worker_run(publish: Callable[[tuple[Any, ...]], None], types: DeclaredTypes, *,
+               streaming: bool) -> GraphRun:
     """The graph run a node activity runs its task under (with `arun_task`, as the
     caller's async run would), so that the task's run and all below it are relayed: a
     stand-in for the caller's run (ROOT), which the caller opened."""
-    relay = Relay(publish, types)
+    relay = (StreamingRelay if streaming else Relay)(publish, types)
     manager = AsyncCallbackManagerForChainRun(
         run_id=ROOT, handlers=[relay], inheritable_handlers=[relay], parent_run_id=None)
     return GraphRun(manager, {}, is_async=True)

@@ -177,6 +177,32 @@ class RunnableGraph(_Base):  # type: ignore[misc]
         new.config = merge_configs(self.config, {**(config or {}), **kwargs})
         return new
 
+    def stream_events(self, input: Any, config: Any = None, *, version: str = "v2",
+                      transformers: Sequence[Any] | None = None, **kwargs: Any) -> Any:
+        """`version="v3"`: LangGraph's `GraphRunStream` of the run (graphrun.run_stream,
+        needs `graphrun[langgraph]`); v1/v2: LangChain's."""
+        if version == "v3":
+            from graphrun.run_stream import stream_v3
+
+            return stream_v3(self, input, config, transformers=transformers, **kwargs)
+        if not HAS_LANGCHAIN:
+            raise ImportError("stream_events v1/v2 needs langchain-core: "
+                              "pip install 'graphrun[messages]'.")
+        return super().stream_events(input, config, version=version, **kwargs)
+
+    def astream_events(self, input: Any, config: Any = None, *, version: str = "v2",
+                       transformers: Sequence[Any] | None = None, **kwargs: Any) -> Any:
+        """`version="v3"`: an awaitable of LangGraph's `AsyncGraphRunStream` of the run
+        (graphrun.run_stream); v1/v2: LangChain's event stream."""
+        if version == "v3":
+            from graphrun.run_stream import astream_v3
+
+            return astream_v3(self, input, config, transformers=transformers, **kwargs)
+        if not HAS_LANGCHAIN:
+            raise ImportError("astream_events v1/v2 needs langchain-core: "
+                              "pip install 'graphrun[messages]'.")
+        return super().astream_events(input, config, version=version, **kwargs)
+
     def _merged(self, config: Mapping[str, Any] | None) -> Any:
         return merge_configs(self.config, config) if self.config else config
 

@@ -629,12 +629,13 @@ def _stream_messages(ctx: TaskContext) -> Callable[[], None]:
         return _entered(tracing.entered(ctx.config))
     from langchain_core.runnables.config import var_child_runnable_config
 
-    from graphrun.stream_messages import StreamMessages
+    from graphrun.stream_messages import StreamMessages, StreamMessagesV2
 
     t = ctx.call.task
     metadata = {**ctx.config.get("metadata", {}), "langgraph_checkpoint_ns": t.ns,
                 "checkpoint_ns": t.ns}
-    ctx.messages = StreamMessages(ctx.sub_event, metadata, seen=t.input)
+    handler = StreamMessagesV2 if ctx.call.messages_v2 else StreamMessages
+    ctx.messages = handler(ctx.sub_event, metadata, seen=t.input)
     callbacks = ctx.config.get("callbacks")
     if callbacks is None or isinstance(callbacks, list):
         ctx.config["callbacks"] = [*(callbacks or []), ctx.messages]

@@ -15,11 +15,16 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk
 
 # A handler of this kind makes a chat model stream even from `invoke()` (LangGraph uses it).
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
+
+try:  # ... and this kind, stream content-block events (`on_stream_event`)
+    from langchain_core.tracers._streaming import _V2StreamingCallbackHandler
+except ImportError:  # pragma: no cover - an older langchain-core: v3 streams need a newer one
+    _V2StreamingCallbackHandler = object  # type: ignore[assignment,misc]
 
 from graphrun.types import Command
 
@@ -83,6 +88,55 @@ class StreamMessages(BaseCallbackHandler, _StreamingCallbackHandler[Any]):
         """The messages in a node's return value that were not streamed yet."""
         for message in _messages(output):
             self._send(self.base, message, dedupe=True)
+
+
+class StreamMessagesV2(StreamMessages, _V2StreamingCallbackHandler):  # type: ignore[misc]
+    """The 'messages' mode of `stream_events(version="v3")`, as LangGraph's v2 handler:
+    a chat model streams content-block events (`message-start`, `content-block-delta`,
+    ..., `message-finish`), sent as `(event, metadata)` with the model's run id in the
+    metadata; a message nobody streamed is sent whole; tool results are left to the
+    tools and values channels."""
+
+    def __init__(self, emit: Callable[[tuple[str, Any]], None], metadata: dict[str, Any],
+                 seen: Sequence[Any] = ()) -> None:
+        super().__init__(emit, metadata, seen)
+        self.streamed: set[UUID] = set()
+
+    def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: UUID,
+                         **kwargs: Any) -> None:
+        pass  # v1 chunks: a model streams here through on_stream_event instead
+
+    def on_stream_event(self, event: dict[str, Any], *, run_id: UUID, **kwargs: Any) -> None:
+        metadata = self.runs.get(run_id)
+        if metadata is None:
+            return
+        if event.get("event") == "message-start":
+            self.streamed.add(run_id)
+            if event.get("message_id"):  # the node's returned message is this one
+                self.seen.add(event["message_id"])
+        self.emit(("messages", (event, {**metadata, "run_id": str(run_id)})))
+
+    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        if run_id in self.streamed:
+            self.streamed.discard(run_id)
+            metadata = self.runs.pop(run_id, None)
+            generation = response.generations[0][0] if response.generations and (
+                response.generations[0]) else None
+            if metadata is not None and isinstance(generation, ChatGeneration):
+                if generation.message.id is None:
+                    generation.message.id = str(uuid.uuid4())
+                self.seen.add(generation.message.id)
+            return
+        super().on_llm_end(response, run_id=run_id, **kwargs)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self.streamed.discard(run_id)
+        super().on_llm_error(error, run_id=run_id, **kwargs)
+
+    def _send(self, metadata: dict[str, Any], message: BaseMessage, *, dedupe: bool = False
+              ) -> None:
+        if not isinstance(message, ToolMessage):
+            super()._send(metadata, message, dedupe=dedupe)
 
 
 def _messages(value: Any) -> Iterator[BaseMessage]:

@@ -47,7 +47,7 @@ with workflow.unsafe.imports_passed_through():
     from graphrun.runner import node_writes, run_task
     from graphrun.serde import InputLimits
     from graphrun.spec import GraphSpec, NodeSpec
-    from graphrun.stream import EVENTS, STREAM_TOPIC
+    from graphrun.stream import STREAM_TOPIC
     from graphrun.types import PUSH, START, Command
 
 GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
@@ -98,6 +98,8 @@ class _Invocation:
     cancel: str = ""  # "interrupt" or "rollback" once cancel_run (or a multitask) asked
     webhook: str = ""
     after_seconds: float = 0
+    callbacks: str = ""  # relay the nodes' callback events: "runs" or "stream" (NodeCall)
+    messages_v2: bool = False  # 'messages' as content-block events (stream_events v3)
 
 
 @workflow.defn(name="GraphWorkflow")
@@ -387,7 +389,8 @@ class GraphWorkflow:
                                      "recursion_limit", self._spec.recursion_limit)),
                                  interrupt_before=item.interrupt_before,
                                  interrupt_after=item.interrupt_after, context=item.context,
-                                 stream_modes=frozenset(item.stream_modes)))
+                                 stream_modes=frozenset(item.stream_modes),
+                                 messages_v2=item.messages_v2))
         except (GraphrunError, RuntimeError, ValueError) as exc:
             return self._refused(item, exc)
         self._set_status("running")
@@ -485,10 +488,11 @@ class GraphWorkflow:
             nested=serde.dumps(call.nested),
             config=_node_config(item.config),
             context=serde.dumps(call.context), stream=item.stream, messages=call.messages,
+            messages_v2=call.messages_v2,
             debug=call.debug,
             checkpoint_id=call.checkpoint_id, calls=serde.dumps(call.calls),
             target=call.target, stream_to=item.stream_to,
-            callbacks=bool(item.stream_to) and EVENTS in item.stream_modes,
+            callbacks=item.callbacks,
             remaining_steps=call.remaining_steps if self._spec.counts_steps else None)
         if (too_big := self._oversized(payload, f"node '{task.name}' input")) is not None:
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
@@ -643,6 +647,8 @@ class GraphWorkflow:
         item = self._inbox[-1]
         item.run_id = workflow.current_update_info().id  # type: ignore[union-attr]
         item.webhook, item.after_seconds = req.webhook, req.after_seconds
+        item.callbacks = req.callbacks if req.stream_to else ""
+        item.messages_v2 = req.messages_v2
         if req.run:  # a run the Server API made: it lists runs by their records
             self._record_run(item, req.run)
         with self._handling_update():

@@ -74,3 +74,14 @@ __all__ = [
     "PregelScratchpad",
     "tool_node_reads_state",
 ]
+
+
+# stream_events(version="v3") (graphrun.run_stream): LangGraph's run streams are public
+# (langgraph.stream); the mux that feeds them and two helpers of Pregel's are not.
+from langgraph.pregel.main import (  # noqa: E402
+    _collect_stream_modes as collect_stream_modes,
+)
+from langgraph.pregel.main import (  # noqa: E402
+    _normalize_stream_transformer_factories as normalize_stream_transformers,
+)
+from langgraph.stream._mux import StreamMux  # noqa: E402
