@@ -145,6 +145,8 @@ class _Run:
         live = modes is not None
         if modes is not None:
             options["stream_mode"] = [MODES[m] for m in modes if m in MODES] or ["values"]
+            if "events" in modes:  # astream_events: the nodes' runs, streamed, relayed
+                options["callbacks"] = "stream"
         record = {"assistant_id": self.assistant_id, "thread_id": self.thread_id,
                   "stream_mode": modes or [],
                   "metadata": b.metadata or {}, "multitask_strategy": b.multitask_strategy}
