@@ -315,7 +315,8 @@ def _outcome(c: TaskContext, exc: BaseException, retry: Sequence[RetryPolicy],
 def _record(c: TaskContext, result: TaskResult) -> TaskResult:
     """A call's outcome: streamed as its result chunk; in-process, kept for its caller."""
     _task_chunk(c, {
-        "error": TaskError(result.error["type"], result.error["message"])
+        "error": (result.exception if result.exception is not None else  # as LangGraph's
+                  TaskError(result.error["type"], result.error["message"]))
         if result.error else None,
         "result": {RETURN: dict(result.writes).get(RETURN)} if result.writes else {},
         "interrupts": [{"value": i.value, "id": i.id} for i in result.interrupts]})

@@ -506,7 +506,10 @@ class Run:
             self.events.append(("updates", {t.name: update_chunk(self.graph, r.writes)}))
         self._emit_task({
             "id": t.id, "name": t.name,
-            "error": TaskError(r.error["type"], r.error["message"]) if r.error else None,
+            # The exception itself, as LangGraph's (in-process); its text where only that
+            # came back (on Temporal).
+            "error": (r.exception if r.exception is not None else
+                      TaskError(r.error["type"], r.error["message"])) if r.error else None,
             "result": task_result(self.graph, r.writes) or {},
             "interrupts": [{"value": i.value, "id": i.id} for i in r.interrupts]})
 

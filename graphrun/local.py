@@ -514,7 +514,13 @@ class CompiledStateGraph(RunnableGraph):
                       null_resume=ctx.take_null_resume() if resuming else MISSING,
                       resume_map=ctx.resume_map if resuming else None,
                       stream_modes=frozenset([stream_mode] if isinstance(stream_mode, str)
-                                             else stream_mode)))
+                                             else stream_mode)
+                      # stream_events(version="v3") (which streams subgraphs): its 'messages'
+                      # reach the subgraph's own nodes, so their messages stream under its
+                      # namespace, as LangGraph's do with subgraphs=True.
+                      | ({"messages"} if ctx.call.messages and ctx.call.messages_v2
+                         else set()),
+                      messages_v2=ctx.call.messages_v2))
 
         def finish() -> Any:
             if run.status == "interrupted":  # an interrupt(), or its own breakpoint

@@ -141,7 +141,8 @@ class Relay(BaseCallbackHandler):  # type: ignore[misc]
                       parent_run_id: UUID | None = None, tags: Any = None,
                       metadata: Any = None, inputs: Any = None, **kwargs: Any) -> None:
         self._start("tool_start", run_id, parent_run_id, tags, metadata, kwargs,
-                    serialized=serialized, input_str=input_str, inputs=inputs)
+                    serialized=serialized, input_str=input_str, inputs=inputs,
+                    tool_call_id=kwargs.get("tool_call_id"))
 
     def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                     **kwargs: Any) -> None:
@@ -329,7 +330,8 @@ _KINDS: dict[str, tuple[str, str | None, _Args]] = {
     "llm_error": ("on_llm_error", "ignore_llm", lambda e: ([_error(e)], {})),
     "tool_start": ("on_tool_start", "ignore_agent", lambda e: (
         [e.get("serialized"), str(e.get("input_str"))],
-        {**_start_named(e), "inputs": _v("inputs")(e)})),
+        {**_start_named(e), "inputs": _v("inputs")(e),
+         **({"tool_call_id": e["tool_call_id"]} if e.get("tool_call_id") else {})})),
     "tool_end": ("on_tool_end", "ignore_agent", lambda e: ([_v("output")(e)], {})),
     "tool_error": ("on_tool_error", "ignore_agent", lambda e: ([_error(e)], {})),
     "retriever_start": ("on_retriever_start", "ignore_retriever", lambda e: (

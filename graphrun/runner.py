@@ -637,10 +637,21 @@ def _stream_messages(ctx: TaskContext) -> Callable[[], None]:
     handler = StreamMessagesV2 if ctx.call.messages_v2 else StreamMessages
     ctx.messages = handler(ctx.sub_event, metadata, seen=t.input)
     callbacks = ctx.config.get("callbacks")
+    # A subgraph's task: its calling task's handler, inherited, gives way to this one
+    # (so its models stream under the subgraph's namespace); they share what was seen,
+    # so the caller does not send again the messages the subgraph streamed.
+    handlers = callbacks if isinstance(callbacks, list) else getattr(callbacks, "handlers", [])
+    outer = [h for h in handlers or [] if isinstance(h, StreamMessages)]
+    for h in outer:
+        h.seen.update(ctx.messages.seen)
+        ctx.messages.seen = h.seen
     if callbacks is None or isinstance(callbacks, list):
-        ctx.config["callbacks"] = [*(callbacks or []), ctx.messages]
+        ctx.config["callbacks"] = [*(h for h in callbacks or [] if h not in outer),
+                                   ctx.messages]
     else:  # a callback manager (a traced task's): a copy with the handler added
         manager = callbacks.copy()
+        for h in outer:
+            manager.remove_handler(h)
         manager.add_handler(ctx.messages, inherit=True)
         ctx.config["callbacks"] = manager
     if ctx.run is not None:

@@ -94,8 +94,9 @@ class StreamMessagesV2(StreamMessages, _V2StreamingCallbackHandler):  # type: ig
     """The 'messages' mode of `stream_events(version="v3")`, as LangGraph's v2 handler:
     a chat model streams content-block events (`message-start`, `content-block-delta`,
     ..., `message-finish`), sent as `(event, metadata)` with the model's run id in the
-    metadata; a message nobody streamed is sent whole; tool results are left to the
-    tools and values channels."""
+    metadata; a message nobody streamed is sent whole (with the model's run id when a
+    model said it, none when a node returned it); tool results are left to the tools and
+    values channels."""
 
     def __init__(self, emit: Callable[[tuple[str, Any]], None], metadata: dict[str, Any],
                  seen: Sequence[Any] = ()) -> None:
@@ -112,8 +113,8 @@ class StreamMessagesV2(StreamMessages, _V2StreamingCallbackHandler):  # type: ig
             return
         if event.get("event") == "message-start":
             self.streamed.add(run_id)
-            if event.get("message_id"):  # the node's returned message is this one
-                self.seen.add(event["message_id"])
+            if mid := event.get("id") or event.get("message_id"):  # the node may return it
+                self.seen.add(mid)
         self.emit(("messages", (event, {**metadata, "run_id": str(run_id)})))
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -127,6 +128,9 @@ class StreamMessagesV2(StreamMessages, _V2StreamingCallbackHandler):  # type: ig
                     generation.message.id = str(uuid.uuid4())
                 self.seen.add(generation.message.id)
             return
+        metadata = self.runs.get(run_id)
+        if metadata is not None:  # a model that did not stream: its message whole, by run
+            self.runs[run_id] = {**metadata, "run_id": str(run_id)}
         super().on_llm_end(response, run_id=run_id, **kwargs)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:

@@ -3,9 +3,10 @@ graphrun's errors to HTTP."""
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -16,11 +17,17 @@ from temporalio.service import RPCError
 
 from graphrun import errors
 from graphrun.client import GraphClient
-from graphrun.server import assistants, crons, runs, threads
+from graphrun.server import assistants, crons, protocol, runs, threads
 from graphrun.server.context import Conflict, NotFound, Server, Unavailable
 
 # Headers a browser client must be allowed to read (LangGraph's SDK reads them).
 EXPOSED = ["Content-Location", "Location", "X-Pagination-Next"]
+
+
+@contextlib.asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    yield
+    protocol.close(app)  # the threads' event feeds stop reading with the app
 
 
 def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
@@ -34,10 +41,11 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     browser.
     """
     app = FastAPI(title="graphrun", description="The LangGraph Server API, served from "
-                  "Temporal by graphrun.", version="0.1.0")
+                  "Temporal by graphrun.", version="0.1.0", lifespan=_lifespan)
     app.state.server = Server(gc, graphs)
     keys = [k.strip() for k in (api_keys if api_keys is not None else
                                 os.environ.get("GRAPHRUN_API_KEY", "").split(",")) if k.strip()]
+    app.state.api_keys = keys  # websockets (protocol.py) check them: the middleware is HTTP's
     if keys:
         app.middleware("http")(_auth(keys))
     if cors_origins or cors_localhost:  # a browser app (Agent Inbox) calls from its origin
@@ -65,6 +73,7 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     app.include_router(threads.router)
     app.include_router(crons.router)  # before runs: /runs/crons is not a run id
     app.include_router(runs.router)
+    app.include_router(protocol.router)  # v3 streaming: /threads/{id}/commands, .../stream/events
     return app
 
 

@@ -137,9 +137,11 @@ class _Run:
         asked = self.body.stream_mode
         return [asked] if isinstance(asked, str) else list(asked)
 
-    async def send(self, *, background: bool, modes: list[str] | None = None) -> RunResult:
+    async def send(self, *, background: bool, modes: list[str] | None = None,
+                   **live_options: Any) -> RunResult:
         """Send the run; `background` answers once the workflow has taken it. `modes`:
-        the stream modes to publish live (a streamed or background run)."""
+        the stream modes to publish live (a streamed or background run); `live_options`
+        (`callbacks`, `messages_v2`) override how the nodes' events are published."""
         b = self.body
         options = _options(b)
         live = modes is not None
@@ -147,6 +149,7 @@ class _Run:
             options["stream_mode"] = [MODES[m] for m in modes if m in MODES] or ["values"]
             if "events" in modes:  # astream_events: the nodes' runs, streamed, relayed
                 options["callbacks"] = "stream"
+            options.update(live_options)
         record = {"assistant_id": self.assistant_id, "thread_id": self.thread_id,
                   "stream_mode": modes or [],
                   "metadata": b.metadata or {}, "multitask_strategy": b.multitask_strategy}

@@ -111,8 +111,8 @@ class _ApiHost:
         from graphrun.worker import create_worker
 
         client = await Client.connect(address, data_converter=data_converter)
-        app = build_app(GraphClient(client, task_queue=self.queue), self.api_graphs,
-                        **self.app_options)
+        app = self.app = build_app(GraphClient(client, task_queue=self.queue),
+                                   self.api_graphs, **self.app_options)
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
                                                     log_level="warning", lifespan="off",
                                                     timeout_keep_alive=75))
@@ -129,6 +129,10 @@ class _ApiHost:
         return f"http://127.0.0.1:{self.port}"
 
     def close(self) -> None:
+        from graphrun.server import protocol
+
+        # uvicorn runs without lifespan here: stop the threads' event feeds as it would
+        self._loop.call_soon_threadsafe(protocol.close, self.app)
         self._loop.call_soon_threadsafe(setattr, self.server, "should_exit", True)
         self._thread.join(30)
 

@@ -194,7 +194,7 @@ def sdk_api(dev_server: Any, upstream: Upstream) -> Iterator[Served]:
 
 # -- running it --------------------------------------------------------------------------
 def run_upstream(upstream: Upstream, url: str, junit: Path, *, per_test_timeout: float = 10.0,
-                 timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+                 timeout: float = 220.0) -> subprocess.CompletedProcess[str]:
     """The SDK's integration tests as upstream runs them (its pytest config, `-m
     integration`) against `url`, in a subprocess; outcomes in `junit`. A test that hangs
     fails after `per_test_timeout`; the whole run is given `timeout`, then fails this

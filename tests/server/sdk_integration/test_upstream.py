@@ -38,7 +38,6 @@ V3_MODULES = ("test_cancel.py", "test_concurrent.py", "test_extensions.py",
 V3_TESTS = ("test_threads_crud.py::test_threads_history_after_run_async",
             "test_threads_crud.py::test_threads_history_after_run_sync")
 
-
 def is_v3(test_id: str) -> bool:
     return test_id.split("::")[0] in V3_MODULES or test_id in V3_TESTS
 
@@ -52,15 +51,9 @@ FACTORY = ("graph factories: factory_agent is ./graph/factory_graph.py:make_grap
            "config only: TypeError, 'runtime' missing), so runs on 'factory_agent' are "
            "refused: 422 assistant not found")
 STORE = "store API: PUT /store/items 404 (also GET/DELETE /store/items, search, namespaces)"
-V3 = ("v3 streaming protocol: client.threads.stream() sends its commands (run.start, "
-      "input.respond, subscriptions) to POST /threads/{id}/commands: 404")
-V3_WEBSOCKET = ("v3 streaming protocol over a websocket (transport='websocket'): its first "
-                "command, POST /threads/{id}/commands: 404")
-V3_REMOTE_GRAPH = ("v3 streaming protocol: RemoteGraph.astream_events(version='v3') "
-                   "streams through client.threads.stream(): POST "
-                   "/threads/{id}/commands: 404")
-V3_DEEP_AGENT = (f"{V3}; and graph deep_agent is not served: ./graph/deep_agent.py imports "
-                 "`deepagents`, not a graphrun dependency (ModuleNotFoundError)")
+V3_DEEP_AGENT = ("graph deep_agent is not served: ./graph/deep_agent.py imports `deepagents`, "
+                 "not a graphrun dependency (ModuleNotFoundError), so run.start on it "
+                 "answers ErrorResponse invalid_argument (assistant not found)")
 
 EXPECTED_FAILURES: dict[str, str] = {
     # -- the classic API
@@ -71,37 +64,8 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_store.py::test_store_search_and_list_namespaces_async": STORE,
     "test_store.py::test_store_search_and_list_namespaces_sync": STORE,
     # -- the v3 streaming client
-    "test_cancel.py::test_cancel_async": V3,
-    "test_cancel.py::test_cancel_sync": V3,
-    "test_concurrent.py::test_concurrent_streams_async": V3,
-    "test_concurrent.py::test_concurrent_streams_sync": V3,
-    "test_extensions.py::test_extensions_async": V3,
-    "test_extensions.py::test_extensions_sync": V3,
-    "test_lifecycle.py::test_lifecycle_async": V3,
-    "test_lifecycle.py::test_lifecycle_sync": V3,
-    "test_messages.py::test_messages_async": V3,
-    "test_messages.py::test_messages_sync": V3,
-    "test_reconnect.py::test_close_mid_iteration_async": V3,
-    "test_reconnect.py::test_close_mid_iteration_sync": V3,
-    "test_subgraphs.py::test_subgraphs_agent_async": V3,
-    "test_subgraphs.py::test_subgraphs_agent_sync": V3,
-    "test_threads_crud.py::test_threads_history_after_run_async": V3,
-    "test_threads_crud.py::test_threads_history_after_run_sync": V3,
-    "test_tools.py::test_tools_async": V3,
-    "test_tools.py::test_tools_sync": V3,
-    "test_update_state.py::test_update_state_async": V3,
-    "test_update_state.py::test_update_state_sync": V3,
-    "test_values.py::test_values_async": V3,
-    "test_values.py::test_values_sync": V3,
     "test_subgraphs.py::test_subgraphs_deep_agent_async": V3_DEEP_AGENT,
     "test_subgraphs.py::test_subgraphs_deep_agent_sync": V3_DEEP_AGENT,
-    "test_websocket.py::test_websocket_async": V3_WEBSOCKET,
-    "test_websocket.py::test_websocket_sync": V3_WEBSOCKET,
-    "test_remote_graph_v3.py::test_abort_mid_run_cancels_server_side": V3_REMOTE_GRAPH,
-    "test_remote_graph_v3.py::test_async_happy_path_yields_output": V3_REMOTE_GRAPH,
-    "test_remote_graph_v3.py::test_async_interrupt_path_surfaces_interrupts": V3_REMOTE_GRAPH,
-    "test_remote_graph_v3.py::test_async_resume_after_interrupt": V3_REMOTE_GRAPH,
-    "test_remote_graph_v3.py::test_sync_happy_path_yields_output": V3_REMOTE_GRAPH,
 }
 
 
