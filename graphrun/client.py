@@ -661,6 +661,9 @@ class RemoteGraph(RunnableGraph):
         Takes `interrupt_before=` / `interrupt_after=` like the compiled graph, and
         `version="v2"` (a `GraphOutput`)."""
         config = self._merged(config)
+        if options.get("stream_mode", "values") != "values":  # its chunks, as LangGraph's
+            return [part async for part in self.astream(input, config, version=version,
+                                                        **options)]
         run = await self._start_callbacks(input, config)
         if run is None:
             result = await self._run(input, config, options)

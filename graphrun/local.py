@@ -302,11 +302,12 @@ class CompiledStateGraph(RunnableGraph):
         `interrupt_before=[...]` / `interrupt_after=[...]` set this run's breakpoints
         instead of the compiled ones; other LangGraph options are accepted and ignored.
         `version="v2"` returns a `GraphOutput(value, interrupts)` (with a `stream_mode`
-        other than "values": the list of v2 stream parts), as LangGraph's.
+        other than "values": the list of v2 stream parts), as LangGraph's; with such a
+        `stream_mode` in v1, the list of its chunks.
         """
         config = self._merged(config)
-        if version == "v2" and options.get("stream_mode", "values") != "values":
-            return list(self.stream(input, config, version="v2", **options))
+        if options.get("stream_mode", "values") != "values":
+            return list(self.stream(input, config, version=version, **options))
         if current_task() is not None:
             nested: dict[str, Any] = self._invoke_nested(input, config, sync=True)
             return self._v2_output(nested) if version == "v2" else nested
@@ -330,8 +331,8 @@ class CompiledStateGraph(RunnableGraph):
     async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None, *,
                       version: str = "v1", **options: Any) -> Any:
         config = self._merged(config)
-        if version == "v2" and options.get("stream_mode", "values") != "values":
-            return [part async for part in self.astream(input, config, version="v2",
+        if options.get("stream_mode", "values") != "values":  # its chunks, as LangGraph's
+            return [part async for part in self.astream(input, config, version=version,
                                                         **options)]
         if current_task() is not None:
             nested_out: dict[str, Any] = await self._invoke_nested(input, config, sync=False)

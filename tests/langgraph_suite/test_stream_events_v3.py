@@ -10,10 +10,8 @@ tests/langgraph_suite/fake_chat.py); LangGraph's `langgraph.stream` classes, its
 `StreamPart` typed dicts and `StreamWriter` (typing only: graphrun has none) are kept.
 Bodies as upstream. All tests are ported (`_check_type_narrowing` and the
 `_check_*_typing` functions are upstream's type-checker-only code, never called,
-kept as they are). Strict `xfail`s: `test_stream_events_v3_accepts_control_for_drain`
-(RunControl / GraphDrained, run draining: a known gap) and
-`TestV2Invoke::test_v1_updates_unchanged` (graphrun's v1 `invoke` ignores
-`stream_mode`). See README.md.
+kept as they are). Strict `xfail`: `test_stream_events_v3_accepts_control_for_drain`
+(RunControl / GraphDrained, run draining: a known gap). See README.md.
 """
 
 from __future__ import annotations
@@ -536,9 +534,6 @@ class TestV2Invoke:
         assert result["value"] == "x_a_b"
         assert result["items"] == ["a", "b"]
 
-    @pytest.mark.xfail(strict=True, reason=(
-        "graphrun's invoke() ignores stream_mode in v1: invoke(stream_mode='updates') "
-        "returns the final state dict, where LangGraph returns the list of update chunks"))
     def test_v1_updates_unchanged(self) -> None:
         graph = _make_simple_graph().compile()
         result = graph.invoke(_SIMPLE_INPUT, stream_mode="updates")
