@@ -568,10 +568,18 @@ def _fresh_state(graph: GraphSpec, state: Any, writes: list[Write]) -> dict[str,
 
 def _route(br: Any, arg: Any, config: Mapping[str, Any] | None, index: int,
            is_start: bool) -> Any:
-    """Call a routing function; in a traced task, as a chain run of its own (LangGraph's)."""
+    """Call a routing function; in a traced task, as a chain run of its own (LangGraph's),
+    and in a node activity that graphrun.tracing traces, as a run (span) of that trace."""
     ctx = _CONTEXT.get()
     if ctx is None or ctx.run is None:
-        return _settled(br.path(arg, **_branch_kwargs(br.injects, config)))
+        scope = ROUTE_SCOPE.get()
+        if ctx is None or scope is None:
+            return _settled(br.path(arg, **_branch_kwargs(br.injects, config)))
+        with scope(_route_name(br.path), arg,
+                   [f"seq:step:{index + (2 if is_start else 3)}"]) as finish:
+            result = _settled(br.path(arg, **_branch_kwargs(br.injects, config)))
+            finish(result)
+        return result
     from graphrun import callbacks as tracing
 
     def call(cfg: dict[str, Any]) -> Any:
@@ -585,9 +593,19 @@ def _route(br: Any, arg: Any, config: Mapping[str, Any] | None, index: int,
         # callbacks it would have had under LangGraph
         step = index + (2 if is_start else 3)
         return call({**ctx.config, "callbacks": ctx.run.get_child(f"seq:step:{step}")})
-    name = (getattr(br.path, "__name__", None) or getattr(br.path, "name", None)
-            or type(br.path).__name__)
-    return tracing.route(ctx.config, ctx.run, index, is_start, name, arg, call)
+    return tracing.route(ctx.config, ctx.run, index, is_start, _route_name(br.path), arg,
+                         call)
+
+
+def _route_name(path: Any) -> str:
+    return str(getattr(path, "__name__", None) or getattr(path, "name", None)
+               or type(path).__name__)
+
+
+# Set by graphrun.tracing's activity interceptor: opens a routing function's run in the
+# node activity's trace (name, inputs, tags) -> a context manager giving `finish(outputs)`.
+ROUTE_SCOPE: contextvars.ContextVar[Callable[..., Any] | None] = contextvars.ContextVar(
+    "graphrun_route_scope", default=None)
 
 
 def _branch_kwargs(names: tuple[str, ...], config: Mapping[str, Any] | None) -> dict[str, Any]:

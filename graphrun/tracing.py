@@ -65,6 +65,7 @@ from temporalio.api.common.v1 import Payload
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from graphrun import registry
+from graphrun.runner import ROUTE_SCOPE
 from graphrun.serde import TAG
 
 logger = logging.getLogger(__name__)
@@ -157,6 +158,12 @@ class Backend:
                        ) -> contextlib.AbstractContextManager[None]:
         raise NotImplementedError
 
+    def route_scope(self, name: str, inputs: Any, tags: list[str]
+                    ) -> contextlib.AbstractContextManager[Callable[[Any], None]]:
+        """A routing function's run, inside its node's activity scope (LangGraph shows
+        each as a chain run under its node): `finish(outputs)` records what it chose."""
+        raise NotImplementedError
+
     def flush(self) -> None:
         self.drain()
 
@@ -176,11 +183,11 @@ def _langsmith_api() -> Any:
     each import statement costs far more than the call it serves)."""
     from types import SimpleNamespace
 
-    from langsmith import tracing_context
+    from langsmith import trace, tracing_context
     from langsmith.run_helpers import get_current_run_tree
     from langsmith.run_trees import RunTree, get_cached_client
 
-    return SimpleNamespace(RunTree=RunTree, tracing_context=tracing_context,
+    return SimpleNamespace(RunTree=RunTree, tracing_context=tracing_context, trace=trace,
                            get_current_run_tree=get_current_run_tree,
                            get_cached_client=get_cached_client)
 
@@ -368,6 +375,13 @@ class LangSmithTracing(Backend):
             marker.patch()
         with self._context(parent=parent, metadata=metadata):
             yield
+
+    @contextlib.contextmanager
+    def route_scope(self, name: str, inputs: Any, tags: list[str]
+                    ) -> Iterator[Callable[[Any], None]]:
+        with self._ls.trace(name, run_type="chain", inputs=_as_inputs(inputs),
+                            tags=tags) as run:
+            yield lambda outputs: run.end(outputs=_as_outputs(outputs))
 
     def flush(self) -> None:
         self.drain()
@@ -634,6 +648,12 @@ class OpenTelemetryTracing(Backend):
                                                attributes=attributes):
             yield
 
+    @contextlib.contextmanager
+    def route_scope(self, name: str, inputs: Any, tags: list[str]
+                    ) -> Iterator[Callable[[Any], None]]:
+        with self.tracer.start_as_current_span(name, attributes={"graphrun.route": name}):
+            yield lambda outputs: None
+
     def flush(self) -> None:
         self.drain()
         force = getattr(self._provider_now(), "force_flush", None)
@@ -807,7 +827,24 @@ class _ActivityInbound(temporalio.worker.ActivityInboundInterceptor):
             for b in self.root.backends:
                 stack.enter_context(b.activity_scope(_carrier(input.headers, b.header), name,
                                                      metadata, info.attempt))
-            return await super().execute_activity(input)
+            token = ROUTE_SCOPE.set(self._route_scope)
+            try:
+                return await super().execute_activity(input)
+            finally:
+                ROUTE_SCOPE.reset(token)
+
+    @contextlib.contextmanager
+    def _route_scope(self, name: str, inputs: Any, tags: list[str]
+                     ) -> Iterator[Callable[[Any], None]]:
+        with contextlib.ExitStack() as stack:
+            ends = [stack.enter_context(b.route_scope(name, inputs, tags))
+                    for b in self.root.backends]
+
+            def finish(outputs: Any) -> None:
+                for end in ends:
+                    end(outputs)
+
+            yield finish
 
 
 @dataclasses.dataclass

@@ -81,11 +81,16 @@ class LGState(TypedDict, total=False):
     approved: bool
 
 
+def after_tools(state: dict) -> str:
+    """A routing function: LangGraph traces it as a chain run under its node."""
+    return "approve"
+
+
 def _graphrun_graph(name: str) -> Any:
     agent, tools, approve = _nodes(graphrun.interrupt)
     graph = (StateGraph(State).add_node("agent", agent).add_node("tools", tools)
              .add_node("approve", approve).add_edge(START, "agent").add_edge("agent", "tools")
-             .add_edge("tools", "approve").compile(name=name))
+             .add_conditional_edges("tools", after_tools, ["approve"]).compile(name=name))
     registry.register(name, graph)
     return graph
 
@@ -101,8 +106,8 @@ def _langgraph_trees(ls: FakeLangSmith, client: Any) -> list[list[tuple[int, str
     agent, tools, approve = _nodes(lg_interrupt)
     graph = (LGStateGraph(LGState).add_node("agent", agent).add_node("tools", tools)
              .add_node("approve", approve).add_edge(START, "agent").add_edge("agent", "tools")
-             .add_edge("tools", "approve").compile(checkpointer=InMemorySaver(),
-                                                    name="purchase"))
+             .add_conditional_edges("tools", after_tools, ["approve"])
+             .compile(checkpointer=InMemorySaver(), name="purchase"))
     tracer = LangChainTracer(client=client, project_name="langgraph")
     config = {"configurable": {"thread_id": "lg-1"}, "callbacks": [tracer]}
     before = set(ls.snapshot())
@@ -111,7 +116,7 @@ def _langgraph_trees(ls: FakeLangSmith, client: Any) -> list[list[tuple[int, str
     tracer.wait_for_futures()
     client.flush()
     runs = ls.wait_for(lambda r: sum(1 for k, v in r.items() if k not in before
-                                     and v.get("end_time")) >= 8)
+                                     and v.get("end_time")) >= 9)
     mine = {k: v for k, v in runs.items() if k not in before}
     return [ls.tree(mine, str(r["id"])) for r in ls.roots(mine)]
 
@@ -159,7 +164,7 @@ async def test_langsmith_trace_of_a_graph_on_temporal(temporal_client: Any,
             history = await gc.client.get_workflow_handle(tid).fetch_history()
         traced.flush()
         # 2 client runs, 2 workflow runs, 4 nodes, a chat model and a tool: all ended.
-        runs = ls.wait_for(lambda r: sum(1 for v in r.values() if v.get("end_time")) >= 10)
+        runs = ls.wait_for(lambda r: sum(1 for v in r.values() if v.get("end_time")) >= 11)
 
         # One trace per invocation, each a tree under the client's run.
         roots = ls.roots(runs)
@@ -168,7 +173,7 @@ async def test_langsmith_trace_of_a_graph_on_temporal(temporal_client: Any,
         assert first == [(0, name, "chain"), (1, "GraphWorkflow", "chain"),
                          (2, "agent", "chain"), (3, "FakeMessagesListChatModel", "llm"),
                          (2, "tools", "chain"), (3, "lookup", "tool"),
-                         (2, "approve", "chain")]
+                         (3, "after_tools", "chain"), (2, "approve", "chain")]
         assert second == [(0, name, "chain"), (1, "GraphWorkflow", "chain"),
                           (2, "approve", "chain")]
         for root in roots:
@@ -295,7 +300,7 @@ async def test_otel_spans_parent_child_across_workflow_and_activities(
     roots = sorted((s for s in spans if s.parent is None), key=lambda s: s.start_time)
     assert [shape(r) for r in roots] == [
         [(0, name), (1, "GraphWorkflow"), (2, "agent"), (3, "RunActivity:run_node"),
-         (2, "tools"), (3, "RunActivity:run_node"), (2, "approve"),
+         (2, "tools"), (3, "RunActivity:run_node"), (4, "after_tools"), (2, "approve"),
          (3, "RunActivity:run_node")],
         [(0, name), (1, "GraphWorkflow"), (2, "approve"), (3, "RunActivity:run_node")]]
     assert len({r.context.trace_id for r in roots}) == 2  # one trace per invocation
