@@ -199,10 +199,6 @@ class AgentStateExtraKey(AgentState):
     foo: int
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stream_mode='messages' of a graph streamed inside a node: its chat model's messages also reach the parent's own 'messages' stream under the namespace () (the parent task's callback handler is in the config the node passes on), where LangGraph shows them only with subgraphs=True, under the subgraph's namespace",
-)
 def test_agent_subgraph_streaming_sync() -> None:
     """Test React agent streaming when used as a subgraph node sync version."""
     from langchain_core.runnables import RunnableConfig
@@ -292,10 +288,6 @@ def test_agent_subgraph_streaming_sync() -> None:
     assert msg.content.startswith("The weather of Tokyo is sunny.")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stream_mode='messages' of a graph streamed inside a node: its chat model's messages also reach the parent's own 'messages' stream under the namespace () (the parent task's callback handler is in the config the node passes on), where LangGraph shows them only with subgraphs=True, under the subgraph's namespace",
-)
 async def test_agent_subgraph_streaming() -> None:
     """Test React agent streaming when used as a subgraph node (async)."""
     from langchain_core.runnables import RunnableConfig

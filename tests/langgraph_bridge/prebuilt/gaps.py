@@ -14,10 +14,6 @@ INPUT_IDS = (
     "keep id=None where upstream expects an id"
 )
 
-NESTED_CALL = (
-    "stream_mode='messages' of a graph streamed inside a node: its chat model's messages also reach the parent's own 'messages' stream under the namespace () (the parent task's callback handler is in the config the node passes on), where LangGraph shows them only with subgraphs=True, under the subgraph's namespace"
-)
-
 INTERRUPT_VALUES = (
     "when a step with finished Send tasks interrupts, LangGraph streams the "
     "'__interrupt__' chunk and then a separate 'values' chunk with the finished tasks' "

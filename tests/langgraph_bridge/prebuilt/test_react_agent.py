@@ -82,7 +82,6 @@ from .model import FakeToolCallingModel
 from .gaps import (  # graphrun: why a test is xfail
     INPUT_IDS,
     INTERRUPT_VALUES,
-    NESTED_CALL,
     STORE,
 )
 
@@ -1283,7 +1282,6 @@ def test_tool_node_stream_writer() -> None:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=NESTED_CALL)
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 def test_react_agent_subgraph_streaming_sync(version: Literal["v1", "v2"]) -> None:
     """Test React agent streaming when used as a subgraph node sync version"""
@@ -1375,7 +1373,6 @@ def test_react_agent_subgraph_streaming_sync(version: Literal["v1", "v2"]) -> No
     assert msg.content.startswith("The weather of Tokyo is sunny.")
 
 
-@pytest.mark.xfail(strict=True, reason=NESTED_CALL)
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 async def test_react_agent_subgraph_streaming(version: Literal["v1", "v2"]) -> None:
     """Test React agent streaming when used as a subgraph node."""
