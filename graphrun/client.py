@@ -23,6 +23,7 @@ from temporalio.client import (
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
     WorkflowUpdateHandle,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
     WorkflowUpdateStage,
 )
 from temporalio.common import (
@@ -430,15 +431,40 @@ class RemoteGraph(RunnableGraph):
     async def _run(self, input: Any, config: Mapping[str, Any] | None,
                    options: Mapping[str, Any], **kw: Any) -> RunResult:
         """`_run_once`, again once a thread record that was still completing has closed
-        (a thread the Server API created just before: its record takes no run)."""
+        (a thread the Server API created just before: its record takes no run).
+
+        A caller that is cancelled while it waits (a cancelled `ainvoke`, an `astream`
+        left early) cancels the run too: its node activities are asked to stop, and the
+        thread stays at its last checkpoint (`ainvoke(None)` goes on from there)."""
+        kw.setdefault("run_id", None)
+        kw["run_id"] = kw["run_id"] or uuid.uuid4().hex  # to name the run to cancel
         with self.gc.trace(self.name, _thread_id(config), input) as finish:
             try:
-                result = await self._run_once(input, config, options, **kw)
-            except _RecordOpen:
-                await self._record_closed(self.gc.workflow_id(_thread_id(config)))
-                result = await self._run_once(input, config, options, **kw)
+                try:
+                    result = await self._run_once(input, config, options, **kw)
+                except _RecordOpen:
+                    await self._record_closed(self.gc.workflow_id(_thread_id(config)))
+                    result = await self._run_once(input, config, options, **kw)
+            except (asyncio.CancelledError, WorkflowUpdateRPCTimeoutOrCancelledError) as exc:
+                # temporalio reports a cancelled wait for an update as the latter
+                task = asyncio.current_task()
+                if not (isinstance(exc, asyncio.CancelledError)
+                        or (task is not None and task.cancelling())):
+                    raise
+                if not kw.get("background"):
+                    await asyncio.shield(self._cancel_run(config, kw["run_id"]))
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                raise asyncio.CancelledError() from exc
             finish(result)
             return result
+
+    async def _cancel_run(self, config: Mapping[str, Any] | None, run_id: str) -> None:
+        """Ask the thread to stop the run `run_id` (keeping what it wrote), if it still
+        runs or waits its turn; nothing if it is over."""
+        handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(_thread_id(config)))
+        with contextlib.suppress(RPCError, WorkflowUpdateFailedError):
+            await handle.execute_update("cancel_run", args=[run_id, "interrupt"])
 
     async def _record_closed(self, wid: str) -> None:
         with contextlib.suppress(TimeoutError):
