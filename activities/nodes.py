@@ -99,18 +99,20 @@ async def run_node(call: NodeCall) -> NodeResult:
         trace = relay.worker_run(lambda event: live(event, attempt), types,
                                  streaming=call.callbacks == "stream")
     try:
+        store = registry.store(call.graph)  # the worker's: never part of the call's data
         async with publisher:
             if node.is_async:
                 result = await arun_task(spec, task_call, config, resume_map=resume_map,
-                                         live=live, trace=trace)
+                                         live=live, trace=trace, store=store)
             elif trace is not None:  # as the caller's async run reports it (a sync node's
                 # output streamed, a subgraph run async), on a loop of its own
                 result = await asyncio.to_thread(asyncio.run, arun_task(
-                    spec, task_call, config, resume_map=resume_map, live=live, trace=trace))
+                    spec, task_call, config, resume_map=resume_map, live=live, trace=trace,
+                    store=store))
             else:  # a sync node (or a subgraph, whose nodes may be sync) must not block
                 # the worker's event loop: heartbeats and other activities run there
                 result = await asyncio.to_thread(run_task, spec, task_call, config,
-                                                 resume_map=resume_map, live=live)
+                                                 resume_map=resume_map, live=live, store=store)
     finally:
         if beat is not None:
             beat.cancel()
@@ -119,7 +121,8 @@ async def run_node(call: NodeCall) -> NodeResult:
         policy = matching_policy(node.retry_policy, error)
         retry = policy is not None and activity.info().attempt < policy.max_attempts
         if not retry and node.error_handler is not None:  # its retries are used up
-            result = await asyncio.to_thread(handle_error, spec, task_call, config, result)
+            result = await asyncio.to_thread(handle_error, spec, task_call, config, result,
+                                             registry.store(call.graph))
     if result.exception is not None:
         error = result.exception
         raise ApplicationError(str(error), type=type(error).__name__,

@@ -21,7 +21,7 @@ from graphrun.errors import (
 from graphrun.graph import StateGraph
 from graphrun.local import CompiledStateGraph, InMemorySaver, MemorySaver
 from graphrun.runner import heartbeat, interrupt
-from graphrun.runtime import Runtime, get_runtime, get_stream_writer
+from graphrun.runtime import Runtime, get_runtime, get_store, get_stream_writer
 from graphrun.types import (
                              END,
                              START,
@@ -65,6 +65,7 @@ __all__ = [
                              "UntrackedValue",
                              "from_langgraph",
                              "get_runtime",
+                             "get_store",
                              "get_stream_writer",
                              "heartbeat",
                              "interrupt",

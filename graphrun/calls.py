@@ -36,6 +36,7 @@ from graphrun.errors import (
     TargetReached,
 )
 from graphrun.runner import _CONTEXT, TaskContext, _awaiting, current_task, task_config
+from graphrun.runtime import injected
 from graphrun.types import (
     NS_END,
     NS_SEP,
@@ -116,6 +117,7 @@ def _context(ctx: TaskContext, call: Task, saved: PendingTask | None) -> TaskCon
         graph=ctx.graph, call=tc, config=task_config(tc, ctx.config), resume=resume,
         null_resume=MISSING, resume_map=ctx.resume_map, nested={}, live=ctx.live,
         calls=ctx.calls, target=ctx.target[1:], inline_calls=ctx.inline_calls, parent=ctx,
+        store=ctx.store,
         # In-process a call's chunks and nested calls join its caller's; a call run by
         # itself on Temporal reports its own.
         custom=ctx.custom if inline else [], sub_events=ctx.sub_events if inline else [],
@@ -159,8 +161,9 @@ def run_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
         run = _traced(c, base, fn, args, kwargs)
         try:
             with _entered(c, run):
-                out = asyncio.run(fn(*args, **kwargs)) if inspect.iscoroutinefunction(
-                    fn) else fn(*args, **kwargs)
+                given = _injecting(c, fn, args, kwargs)
+                out = asyncio.run(fn(*args, **given)) if inspect.iscoroutinefunction(
+                    fn) else fn(*args, **given)
             run = _ended(run, None, out)
             return _done(c, out)
         except BaseException as exc:
@@ -182,7 +185,7 @@ async def arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...
         run = await _atraced(c, base, fn, args, kwargs)
         try:
             with _entered(c, run):
-                out = fn(*args, **kwargs)
+                out = fn(*args, **_injecting(c, fn, args, kwargs))
                 if inspect.isawaitable(out):
                     out = await out
             run = await _aended(run, None, out)
@@ -198,6 +201,21 @@ async def arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...
         finally:
             _CONTEXT.reset(token)
         await asyncio.sleep(delay)
+
+
+def _injecting(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> dict[str, Any]:
+    """`kwargs` plus what LangGraph injects into a task by parameter name (`config`,
+    `writer`, `store`, `runtime`); an argument the caller gave stands."""
+    names = tuple(n for n in injected(fn) if n != "error" and n not in kwargs)
+    if not names:
+        return kwargs
+    try:
+        bound = inspect.signature(fn).bind_partial(*args).arguments
+    except (TypeError, ValueError):
+        bound = {}
+    names = tuple(n for n in names if n not in bound)
+    return {**c.kwargs(names), **kwargs} if names else kwargs
 
 
 # -- a call's run, for LangChain callbacks (graphrun.callbacks), in-process ------------------

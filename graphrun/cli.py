@@ -190,6 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "(repeatable)")
     worker.add_argument("--config", default=None, metavar="FILE",
                         help="LangGraph CLI's langgraph.json: serve the graphs it names")
+    worker.add_argument("--store", default=None, metavar="MODULE:ATTR",
+                        help="LangGraph store (BaseStore) the graphs' nodes get as `store`; "
+                             "default: each graph's compile(store=...)")
     _metrics_argument(worker)
 
     srv = sub.add_parser("serve", parents=[conn], help="serve the LangGraph Server API",
@@ -812,13 +815,31 @@ def _stop_event() -> asyncio.Event:
     return stop
 
 
+def load_store(spec: str) -> Any:
+    """`--store module:attr`: the object there (a LangGraph `BaseStore`)."""
+    _ensure_cwd_on_path()
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise CLIError(f"--store {spec!r}: expected MODULE:ATTR, e.g. myapp.memory:store", 2)
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise CLIError(f"--store {spec!r}: {exc}", 2) from None
+    if not callable(getattr(obj, "batch", None)):  # BaseStore's one abstract method
+        raise CLIError(f"--store {spec!r} is a {type(obj).__name__}, not a LangGraph store "
+                       f"(BaseStore)", 2)
+    return obj
+
+
 async def _serve(client: Any, graphs: Mapping[str, Any], task_queue: str,
-                 stop: asyncio.Event, metrics: bool = False) -> None:
+                 stop: asyncio.Event, metrics: bool = False, store: Any = None) -> None:
     from graphrun.metrics import waiting_reporter
     from graphrun.worker import create_worker
 
     # The client brings its tracing (or none: --tracing and the environment decided).
-    worker = create_worker(client, graphs, task_queue=task_queue, tracing=None)
+    worker = create_worker(client, graphs, task_queue=task_queue, tracing=None, store=store)
     reporter = (waiting_reporter(client, graphs) if metrics
                 else contextlib.nullcontext())
     async with reporter:
@@ -876,14 +897,17 @@ async def cmd_serve(args: argparse.Namespace) -> int:
 
 async def cmd_worker(args: argparse.Namespace) -> int:
     graphs = _graphs(args)
+    store = load_store(args.store) if args.store else None
     conn = _connection(args)
     stop = _stop_event()
     gc = await _connect(conn)
     _print([f"graphrun worker on {conn.address} (namespace {conn.namespace}, task queue "
             f"{conn.task_queue})", f"serving graphs: {', '.join(sorted(graphs))}",
             _encryption_line(conn.encryption), _storage_line(conn.payload_dir),
-            _tracing_line(gc), _metrics_line(conn.metrics_bind), "ready; Ctrl-C to stop"])
-    await _serve(gc.client, graphs, conn.task_queue, stop, metrics=bool(conn.metrics_bind))
+            _tracing_line(gc), _metrics_line(conn.metrics_bind),
+            *([f"store: {args.store}"] if store is not None else []), "ready; Ctrl-C to stop"])
+    await _serve(gc.client, graphs, conn.task_queue, stop, metrics=bool(conn.metrics_bind),
+                 store=store)
     _print(["worker stopped"])
     return 0
 

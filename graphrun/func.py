@@ -117,6 +117,7 @@ class entrypoint:
         name by default; its node keeps the function's name). `types`: classes its
         data may hold beyond those its annotations declare (see StateGraph.compile)."""
         self.checkpointer = checkpointer
+        self.store = store
         self.context_schema = context_schema
         self.name = name
         self.retry_policy = (() if retry_policy is None else
@@ -136,7 +137,7 @@ class entrypoint:
             raise TypeError(
                 "Invalid checkpointer provided: it must be graphrun's InMemorySaver (or "
                 "None). On Temporal the workflow keeps the thread: pass none.")
-        return CompiledStateGraph(spec, checkpointer=self.checkpointer)
+        return CompiledStateGraph(spec, checkpointer=self.checkpointer, store=self.store)
 
 
 @dataclass(frozen=True)

@@ -365,7 +365,8 @@ class StateGraph:
                 interrupt_after: Sequence[str] | str | None = None,
                 strict_resume: bool = True, local_activities: bool = False,
                 types: Iterable[type] = (), debug: bool = False,
-                stream_transformers: Sequence[Any] = (), **_: Any) -> Any:
+                stream_transformers: Sequence[Any] = (), store: Any = None,
+                **_: Any) -> Any:
         """Validate the graph and return a runnable `CompiledStateGraph`.
 
         Args:
@@ -383,6 +384,9 @@ class StateGraph:
             stream_transformers: LangGraph stream transformers (classes or
                 `scope -> transformer` factories) every `stream_events(version="v3")`
                 of the graph runs (graphrun.run_stream).
+            store: LangGraph's long-term memory store (e.g. `InMemoryStore()`, or any
+                `BaseStore`): nodes get it as `store`, `runtime.store`, `get_store()`.
+                On Temporal a worker uses it unless `create_worker(store=...)` is given.
         """
         before = [interrupt_before] if isinstance(interrupt_before, str) else list(
             interrupt_before or [])
@@ -399,6 +403,6 @@ class StateGraph:
         spec = GraphSpec.build(self, name=name or "LangGraph", interrupt_before=before,
                                interrupt_after=after, strict_resume=strict_resume,
                                local_activities=local_activities, types=types)
-        compiled = CompiledStateGraph(spec, checkpointer=checkpointer)
+        compiled = CompiledStateGraph(spec, checkpointer=checkpointer, store=store)
         compiled.stream_transformers = tuple(stream_transformers)
         return compiled

@@ -143,9 +143,17 @@ class CompiledStateGraph(RunnableGraph):
     spec: GraphSpec
     stream_transformers: tuple[Any, ...] = ()  # for stream_events(version="v3")
 
-    def __init__(self, spec: GraphSpec, *, checkpointer: Any = None) -> None:
+    def __init__(self, spec: GraphSpec, *, checkpointer: Any = None, store: Any = None
+                 ) -> None:
         self.spec = spec
         self.checkpointer = checkpointer
+        self.store = store  # LangGraph's BaseStore (long-term memory), or None
+
+    def _store(self) -> Any:
+        """The store this run's nodes get. Run inside a node (a subgraph, or a graph the
+        node calls) the caller's store stands, as in LangGraph; the graph's own otherwise."""
+        parent = current_task()
+        return parent.store if parent is not None and parent.store is not None else self.store
 
     @property
     def name(self) -> str:
@@ -267,7 +275,7 @@ class CompiledStateGraph(RunnableGraph):
             attempt += 1
             call = dataclasses.replace(call, attempt=attempt, first_attempt_time=first)
             result = run_task(self.spec, call, config, resume_map=run.resume_map, live=live,
-                              trace=trace)
+                              trace=trace, store=self._store())
             delay = _retry_delay(result, policies, attempt)
             if delay is None:
                 return self._handled(call, config, result)
@@ -282,7 +290,7 @@ class CompiledStateGraph(RunnableGraph):
             attempt += 1
             call = dataclasses.replace(call, attempt=attempt, first_attempt_time=first)
             result = await arun_task(self.spec, call, config, resume_map=run.resume_map,
-                                     live=live, trace=trace)
+                                     live=live, trace=trace, store=self._store())
             delay = _retry_delay(result, policies, attempt)
             if delay is None:
                 return self._handled(call, config, result)
@@ -293,7 +301,7 @@ class CompiledStateGraph(RunnableGraph):
         """A failed node with an error handler: the handler's result stands instead."""
         if result.exception is None or self.spec.nodes[call.task.name].error_handler is None:
             return result
-        return handle_error(self.spec, call, config, result)
+        return handle_error(self.spec, call, config, result, store=self._store())
 
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None, *,
                version: str = "v1", **options: Any) -> Any:

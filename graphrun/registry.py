@@ -13,11 +13,20 @@ from graphrun.serde import InputLimits
 
 _GRAPHS: dict[str, Any] = {}
 _LIMITS: dict[str, InputLimits] = {}
+_STORES: dict[str, Any] = {}
 
 
-def register(name: str, graph: Any, limits: InputLimits | None = None) -> None:
+def register(name: str, graph: Any, limits: InputLimits | None = None,
+             store: Any = None) -> None:
     _GRAPHS[name] = graph
     _LIMITS[name] = limits or InputLimits()
+    # The worker's store, else the graph's compile(store=...): it stays in this process.
+    _STORES[name] = store if store is not None else getattr(graph, "store", None)
+
+
+def store(name: str) -> Any:
+    """The store the nodes of graph `name` get on this worker (see `create_worker`)."""
+    return _STORES.get(name)
 
 
 def limits(name: str) -> InputLimits:

@@ -77,6 +77,9 @@ class TaskContext:
     run: Any = None
     output: Any = MISSING
     error: BaseException | None = None
+    # LangGraph's long-term memory store (a BaseStore), or None: the graph's in-process,
+    # the worker's on Temporal. Never part of a task's data: it stays in this process.
+    store: Any = None
 
     def take_null_resume(self) -> Any:
         # A call's interrupt takes the run's single answer from its caller (LangGraph).
@@ -112,7 +115,8 @@ class TaskContext:
             checkpoint_id=call.checkpoint_id, checkpoint_ns=t.ns, task_id=t.id,
             thread_id=(self.config.get("configurable") or {}).get("thread_id"),
             node_attempt=call.attempt, node_first_attempt_time=call.first_attempt_time)
-        return Runtime(context=context, stream_writer=self.write_custom, execution_info=info)
+        return Runtime(context=context, store=self.store, stream_writer=self.write_custom,
+                       execution_info=info)
 
     def kwargs(self, names: tuple[str, ...]) -> dict[str, Any]:
         """The injected arguments a node or routing function asked for, by name."""
@@ -241,7 +245,7 @@ def task_config(call: TaskCall, config: Mapping[str, Any] | None) -> dict[str, A
 
 def _context(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None,
              resume_map: Mapping[str, Any], live: Callable[[tuple[Any, ...]], None] | None,
-             trace: Any = None) -> TaskContext:
+             trace: Any = None, store: Any = None) -> TaskContext:
     cfg = task_config(call, config)
     if trace is not None:  # the task's config as LangGraph's, under the graph's run
         node = graph.nodes.get(call.task.name)
@@ -250,18 +254,18 @@ def _context(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None,
                        resume=list(call.resume), null_resume=call.null_resume,
                        resume_map=resume_map, nested=dict(call.nested), live=live,
                        calls=call.calls, target=list(call.target),
-                       inline_calls=CALLS_INLINE.get())
+                       inline_calls=CALLS_INLINE.get(), store=store)
 
 
 def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None = None, *,
              resume_map: Mapping[str, Any] | None = None, raise_errors: bool = False,
              live: Callable[[tuple[Any, ...]], None] | None = None,
-             trace: Any = None) -> TaskResult:
+             trace: Any = None, store: Any = None) -> TaskResult:
     """Run a task synchronously; async nodes run on a private event loop.
 
     `trace`: the graph's run (graphrun.callbacks.GraphRun), when callbacks listen: the
-    task gets a chain run of its own under it."""
-    ctx = _context(graph, call, config, resume_map or {}, live, trace)
+    task gets a chain run of its own under it. `store`: what the node gets as `store`."""
+    ctx = _context(graph, call, config, resume_map or {}, live, trace, store)
     token = _CONTEXT.set(ctx)
     undo = _nothing
     try:
@@ -299,9 +303,9 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
                     *, resume_map: Mapping[str, Any] | None = None,
                     raise_errors: bool = False,
                     live: Callable[[tuple[Any, ...]], None] | None = None,
-                    trace: Any = None) -> TaskResult:
+                    trace: Any = None, store: Any = None) -> TaskResult:
     """Run a task in the running event loop (sync nodes are called directly)."""
-    ctx = _context(graph, call, config, resume_map or {}, live, trace)
+    ctx = _context(graph, call, config, resume_map or {}, live, trace, store)
     token = _CONTEXT.set(ctx)
     undo = _nothing
     try:
@@ -617,7 +621,7 @@ def _branch_kwargs(names: tuple[str, ...], config: Mapping[str, Any] | None) -> 
 
 def _injected(names: tuple[str, ...], config: dict[str, Any], runtime: Runtime[Any],
               error: Any = None) -> dict[str, Any]:
-    values = {"config": config, "runtime": runtime, "store": None,
+    values = {"config": config, "runtime": runtime, "store": runtime.store,
               "writer": runtime.stream_writer, "error": error}
     return {n: values[n] for n in names}
 
@@ -692,11 +696,11 @@ def _entered(manager: contextlib.AbstractContextManager[Any]) -> Callable[[], No
 
 # -- error handlers ------------------------------------------------------------------
 def handle_error(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None,
-                 failed: TaskResult) -> TaskResult:
+                 failed: TaskResult, store: Any = None) -> TaskResult:
     """The result of a node's error handler, run in the failed task once its retries are
     used up: what it returns (an update, a Command) replaces the node's output."""
     node = graph.nodes[call.task.name]
-    ctx = _context(graph, call, config, {}, None)
+    ctx = _context(graph, call, config, {}, None, store=store)
     ctx.node_error = NodeError(node.name, failed.exception or RuntimeError(
         f"{(failed.error or {}).get('type')}: {(failed.error or {}).get('message')}"))
     token = _CONTEXT.set(ctx)

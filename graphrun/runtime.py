@@ -1,9 +1,13 @@
-"""What a node can ask for besides its state: `Runtime`, `get_runtime`, `get_stream_writer`.
+"""What a node can ask for besides its state: `Runtime`, `get_runtime`, `get_stream_writer`,
+`get_store`.
 
 As in LangGraph, a node (or a routing function) receives these by parameter
 name: `config`, `runtime` (a `Runtime` with the run's `context` and a
 `stream_writer`), `writer` and `store`. `invoke(..., context=...)` sets the
 context; with `StateGraph(State, context_schema=Ctx)` a dict is made into `Ctx`.
+`store` is LangGraph's long-term memory store (any object with LangGraph's `BaseStore`
+interface): `compile(store=...)` / `entrypoint(store=...)` in-process, the worker's
+(`create_worker(..., store=...)`) on Temporal; it is never sent to Temporal.
 On Temporal the context travels to the node's activity, so it must be data (a
 dict, dataclass or pydantic model declared by `context_schema`), not a live
 connection.
@@ -105,3 +109,14 @@ def get_config() -> dict[str, Any]:
     if ctx is None:
         raise RuntimeError("get_config() was called outside a graph node.")
     return ctx.config
+
+
+def get_store() -> Any:
+    """The store of the current run (LangGraph's `get_store()`; call it inside a node or
+    task): the graph's `compile(store=...)`, or on Temporal the worker's; None if none."""
+    from graphrun.runner import current_task
+
+    ctx = current_task()
+    if ctx is None:
+        raise RuntimeError("get_store() was called outside a graph node.")
+    return ctx.store

@@ -42,7 +42,8 @@ def as_graphrun(graph: Any, name: str) -> Any:
     return from_langgraph(graph, name=name, checkpointer=None)
 
 
-def _register(graphs: Mapping[str, Any], limits: InputLimits | None = None) -> None:
+def _register(graphs: Mapping[str, Any], limits: InputLimits | None = None,
+              store: Any = None) -> None:
     if not graphs:
         raise ValueError("create_worker needs at least one graph: graphs={'name': graph}.")
     for name, graph in graphs.items():
@@ -50,7 +51,22 @@ def _register(graphs: Mapping[str, Any], limits: InputLimits | None = None) -> N
         if not hasattr(graph, "spec"):
             raise TypeError(f"graphs[{name!r}] is a {type(graph).__name__}, not a compiled "
                             f"graph. Pass builder.compile(name={name!r}).")
-        registry.register(name, graph, limits)
+        registry.register(name, graph, limits, store)
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_in_memory(name: str, store: Any) -> None:
+    """Once per graph: a store in this process's memory is not shared with other workers,
+    and is lost when the worker stops (LangGraph's InMemoryStore, or one like it)."""
+    if store is None or "InMemory" not in type(store).__name__ or name in _WARNED:
+        return
+    _WARNED.add(name)
+    warnings.warn(f"graphs[{name!r}] was compiled with an in-memory store "
+                  f"({type(store).__name__}): on Temporal each worker process has its own "
+                  f"copy, lost when it stops. Give the workers a shared store (e.g. "
+                  f"LangGraph's PostgresStore): create_worker(..., store=...).", stacklevel=4)
 
 
 def _payload_limits(limits: InputLimits | None, converter: DataConverter) -> InputLimits:
@@ -79,7 +95,7 @@ def _interceptors(given: Any, chosen: tracing_mod.GraphTracing | None) -> list[A
 
 def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str = "graphrun",
                   limits: InputLimits | None = None, tracing: tracing_mod.TracingLike = "auto",
-                  **worker_options: Any) -> Worker:
+                  store: Any = None, **worker_options: Any) -> Worker:
     """A temporalio Worker that runs GraphWorkflow and the node activity for `graphs`.
 
     Args:
@@ -102,12 +118,19 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
             reads the environment (LANGSMITH_TRACING, OTEL_EXPORTER_OTLP_ENDPOINT). A client
             that traces already (GraphClient.connect(tracing=...)) gives the worker its
             tracing, and this is ignored.
+        store: LangGraph's long-term memory store (any `BaseStore`, e.g. LangGraph's
+            PostgresStore) the graphs' nodes and tasks get as `store`, `runtime.store`
+            and `get_store()`. Default: each graph's `compile(store=...)`. It lives in the
+            worker, never in workflow history; an in-memory store is this process's
+            only (other workers have their own), so share one across workers.
         **worker_options: passed to temporalio's Worker (e.g. max_cached_workflows).
 
     graphrun's metrics (graphrun.metrics) are recorded through the client's Runtime.
     """
     client = with_data_converter(client)
-    _register(graphs, _payload_limits(limits, client.data_converter))
+    _register(graphs, _payload_limits(limits, client.data_converter), store)
+    for name in graphs if store is None else ():
+        _warn_in_memory(name, registry.store(name))
     own = None if tracing_mod.of_client(client) is not None else tracing_mod.resolve(tracing)
     interceptors = _interceptors(worker_options.pop("interceptors", None), own)
     return Worker(client, task_queue=task_queue,

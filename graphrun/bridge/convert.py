@@ -47,7 +47,8 @@ def compiled(graph: Any, *, name: str | None, checkpointer: Any) -> Any:
         interrupt_before=list(lg.interrupt_before_nodes) if lg else None,
         interrupt_after=list(lg.interrupt_after_nodes) if lg else None,
         strict_resume=False)
-    return BridgedGraph(g.spec, checkpointer=g.checkpointer)
+    return BridgedGraph(g.spec, checkpointer=g.checkpointer,
+                        store=getattr(lg, "store", None))  # LangGraph's compile(store=...)
 
 
 class BridgedGraph(CompiledStateGraph):

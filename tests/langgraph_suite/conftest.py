@@ -31,14 +31,15 @@ def durability(request: pytest.FixtureRequest) -> str:
 # subgraph tests (tests/langgraph_suite/temporal_driver.py) ------------------------------
 ON_TEMPORAL_MODULES = {"test_interruption", "test_time_travel"}
 ON_TEMPORAL_WORDS = ("interrupt", "update_state", "subgraph", "fork", "resume", "time_travel",
-                     "replay", "nested", "command", "bulk", "update_as", "supersteps")
+                     "replay", "nested", "command", "bulk", "update_as", "supersteps", "store")
 
 
 def _on_temporal(metafunc: pytest.Metafunc) -> bool:
     module = metafunc.module.__name__.rsplit(".", 1)[-1]
     name = metafunc.function.__name__
     return module in ON_TEMPORAL_MODULES or (
-        module == "test_pregel" and any(w in name for w in ON_TEMPORAL_WORDS)) or (
+        module in ("test_pregel", "test_pregel_async")
+        and any(w in name for w in ON_TEMPORAL_WORDS)) or (
         module in ("test_pregel_functional", "test_pregel_async_functional"))
 
 
@@ -137,6 +138,23 @@ def _checkpointer(request: pytest.FixtureRequest) -> Any:
     monkeypatch.setattr(StateGraph, "compile", compile_on(host, StateGraph.compile))
     monkeypatch.setattr(entrypoint, "__call__", entrypoint_on(host, entrypoint.__call__))
     return TemporalCheckpointer(host)
+
+
+# -- stores: LangGraph's InMemoryStore (upstream's "in_memory"; its postgres stores are not
+# ported). graphrun has no store of its own: any BaseStore works. On Temporal the suite's
+# worker runs in this process, so it uses the very store the test compiles with.
+@pytest.fixture(params=["in_memory"])
+def sync_store(request: pytest.FixtureRequest) -> Any:
+    from langgraph.store.memory import InMemoryStore
+
+    return InMemoryStore()
+
+
+@pytest.fixture(params=["in_memory"])
+def async_store(request: pytest.FixtureRequest) -> Any:
+    from langgraph.store.memory import InMemoryStore
+
+    return InMemoryStore()
 
 
 @pytest.fixture

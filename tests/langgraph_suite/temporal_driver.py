@@ -77,11 +77,12 @@ class TemporalGraph(CompiledStateGraph):
     """
 
     def __init__(self, compiled: Any, host: TemporalHost) -> None:
-        super().__init__(compiled.spec, checkpointer=compiled.checkpointer)
+        super().__init__(compiled.spec, checkpointer=compiled.checkpointer,
+                         store=compiled.store)
         self.host = host
         self.compiled = compiled
         self.served_as = f"suite-{uuid.uuid4().hex[:12]}"
-        registry.register(self.served_as, compiled)
+        registry.register(self.served_as, compiled)  # with its store: the worker is here
         # Tests reuse thread ids ("1"): a prefix per graph keeps their workflows apart.
         gc = GraphClient(host.client, task_queue=host.queue, id_prefix=f"{self.served_as}-")
         self.remote = gc.graph(self.served_as)

@@ -6,7 +6,7 @@ f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f. Bodies are kept as close to upstream a
 possible; imports are switched to graphrun. Adaptations are marked `# graphrun:`.
 Tests graphrun fails are kept and marked `xfail(strict=True)` with the difference.
 Tests not ported (low-level Pregel API, LangGraph-only checkpointers, Runnable
-specifics, Store, debug/snapshot assertions, get_graph, managed values, functional
+specifics, debug/snapshot assertions, get_graph, managed values, functional
 API) are listed in tests/langgraph_suite/README.md.
 
 `add_messages`/`MessagesState` come from `graphrun.messages` when it exists, else
@@ -33,6 +33,7 @@ from langchain_core.messages import (
     RemoveMessage,
 )
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+from langgraph.store.base import BaseStore  # graphrun: any LangGraph BaseStore works
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
@@ -2314,6 +2315,81 @@ def test_remove_message_from_node():
     output = app.invoke([HumanMessage(content="Hi")])
     assert len(output) == 2
     assert output[-1].content == "How can I help you?"
+
+
+def test_store_injected(
+    sync_checkpointer: InMemorySaver, sync_store: BaseStore
+) -> None:
+    class State(TypedDict):
+        count: Annotated[int, operator.add]
+
+    doc_id = str(uuid.uuid4())
+    doc = {"some-key": "this-is-a-val"}
+    uid = uuid.uuid4().hex
+    namespace = (f"foo-{uid}", "bar")
+    thread_1 = str(uuid.uuid4())
+    thread_2 = str(uuid.uuid4())
+
+    class Node:
+        def __init__(self, i: int | None = None):
+            self.i = i
+
+        def __call__(self, inputs: State, config: dict, store: BaseStore):
+            assert isinstance(store, BaseStore)
+            store.put(
+                (
+                    namespace
+                    if self.i is not None
+                    and config["configurable"]["thread_id"] in (thread_1, thread_2)
+                    else (f"foo_{self.i}", "bar")
+                ),
+                doc_id,
+                {
+                    **doc,
+                    "from_thread": config["configurable"]["thread_id"],
+                    "some_val": inputs["count"],
+                },
+            )
+            return {"count": 1}
+
+    builder = StateGraph(State)
+    builder.add_node("node", Node())
+    builder.add_edge("__start__", "node")
+    N = 50
+    M = 1
+
+    for i in range(N):
+        builder.add_node(f"node_{i}", Node(i))
+        builder.add_edge("__start__", f"node_{i}")
+
+    graph = builder.compile(store=sync_store, checkpointer=sync_checkpointer)
+
+    results = graph.batch(
+        [{"count": 0}] * M,
+        ([{"configurable": {"thread_id": str(uuid.uuid4())}}] * (M - 1))
+        + [{"configurable": {"thread_id": thread_1}}],
+    )
+    result = results[-1]
+    assert result == {"count": N + 1}
+    returned_doc = sync_store.get(namespace, doc_id).value
+    assert returned_doc == {**doc, "from_thread": thread_1, "some_val": 0}
+    assert len(sync_store.search(namespace)) == 1
+    # Check results after another turn of the same thread
+    result = graph.invoke({"count": 0}, {"configurable": {"thread_id": thread_1}})
+    assert result == {"count": (N + 1) * 2}
+    returned_doc = sync_store.get(namespace, doc_id).value
+    assert returned_doc == {**doc, "from_thread": thread_1, "some_val": N + 1}
+    assert len(sync_store.search(namespace)) == 1
+
+    result = graph.invoke({"count": 0}, {"configurable": {"thread_id": thread_2}})
+    assert result == {"count": N + 1}
+    returned_doc = sync_store.get(namespace, doc_id).value
+    assert returned_doc == {
+        **doc,
+        "from_thread": thread_2,
+        "some_val": 0,
+    }  # Overwrites the whole doc
+    assert len(sync_store.search(namespace)) == 1  # still overwriting the same one
 
 
 def test_enum_node_names():

@@ -14,6 +14,7 @@ import uuid
 from typing import Any
 
 import pytest
+from langgraph.store.base import BaseStore  # graphrun: any LangGraph BaseStore works
 from typing_extensions import TypedDict
 
 from graphrun import (
@@ -32,6 +33,7 @@ pytestmark = pytest.mark.anyio
 
 BaseCheckpointSaver = InMemorySaver
 Durability = str
+StreamWriter = Any  # graphrun: an annotation only (LangGraph's type alias)
 NEEDS_CONTEXTVARS = pytest.mark.skipif(False, reason="graphrun needs Python >= 3.11 anyway")
 BaseCache = Any
 
@@ -1257,3 +1259,24 @@ async def test_imp_exception(
         if event["event"] == "on_chain_end" and event["name"] == "my_workflow"
     ] == [{"output": "done", "input": 1}]
     assert events[-1]["data"] == {"output": "done"}
+
+
+@NEEDS_CONTEXTVARS
+async def test_overriding_injectable_args_with_async_task(
+    async_store: BaseStore,
+) -> None:
+    """Test overriding injectable args in tasks."""
+
+    @task
+    async def foo(store: BaseStore, writer: StreamWriter, value: Any) -> None:
+        assert store is value
+        assert writer is value
+
+    @entrypoint(store=async_store)
+    async def main(inputs, store: BaseStore) -> str:
+        assert store is not None
+        await foo(store=None, writer=None, value=None)
+        await foo(store="hello", writer="hello", value="hello")
+        return "OK"
+
+    assert await main.ainvoke({}) == "OK"

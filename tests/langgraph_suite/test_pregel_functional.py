@@ -15,6 +15,7 @@ import uuid
 from typing import Any
 
 import pytest
+from langgraph.store.base import BaseStore  # graphrun: any LangGraph BaseStore works
 from typing_extensions import TypedDict
 
 from graphrun import (
@@ -30,6 +31,7 @@ from tests.langgraph_suite.any_str import AnyStr
 
 BaseCheckpointSaver = InMemorySaver
 Durability = str
+StreamWriter = Any  # graphrun: an annotation only (LangGraph's type alias)
 
 
 class CachePolicy:  # graphrun: tasks keep no cache; the policy is accepted and ignored
@@ -1122,6 +1124,24 @@ def test_entrypoint_with_return_and_save(
     assert previous_ == ["hello"]
     assert foo.invoke("definitely", config) == 2
     assert previous_ == ["hello", "goodbye"]
+
+
+def test_overriding_injectable_args_with_tasks(sync_store: BaseStore) -> None:
+    """Test overriding injectable args in tasks."""
+
+    @task
+    def foo(store: BaseStore, writer: StreamWriter, value: Any) -> None:
+        assert store is value
+        assert writer is value
+
+    @entrypoint(store=sync_store)
+    def main(inputs, store: BaseStore) -> str:
+        assert store is not None
+        foo(store=None, writer=None, value=None).result()
+        foo(store="hello", writer="hello", value="hello").result()
+        return "OK"
+
+    assert main.invoke({}) == "OK"
 
 
 def test_named_tasks_functional() -> None:

@@ -37,6 +37,7 @@ EXPECTED_ALL = sorted([
     "TimeoutPolicy",
     "from_langgraph",
     "get_runtime",
+    "get_store",
     "get_stream_writer",
     "heartbeat",
     "interrupt",

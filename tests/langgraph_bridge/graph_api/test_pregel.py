@@ -173,7 +173,6 @@ LANGGRAPH_ERRORS = (
     "which are not LangGraph's langgraph.errors classes, so "
     "pytest.raises(<LangGraph class>) does not catch them (the messages match)"
 )
-STORE = "store not passed through the bridge"
 CACHE = (
     "node cache_policy / compile(cache=...): graphrun does not cache node results "
     "(from_langgraph warns), so the node runs again and no "
@@ -2170,7 +2169,6 @@ def test_remove_message_from_node():
     assert output[-1].content == "How can I help you?"
 
 
-@pytest.mark.xfail(strict=True, reason=STORE)
 def test_store_injected(
     sync_checkpointer: BaseCheckpointSaver, sync_store: BaseStore
 ) -> None:

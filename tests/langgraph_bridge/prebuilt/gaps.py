@@ -5,8 +5,6 @@ through `graphrun.bridge.from_langgraph` (via tests/langgraph_bridge/routing.py)
 A fix turns the xfail into an XPASS failure: then drop the marker.
 """
 
-STORE = "store not passed through the bridge"
-
 INPUT_IDS = (
     "graphrun's add_messages gives a message that has no id a copy with an id; "
     "LangGraph's sets the id on the message object in place, so the test's own "

@@ -82,7 +82,6 @@ from .model import FakeToolCallingModel
 from .gaps import (  # graphrun: why a test is xfail
     INPUT_IDS,
     INTERRUPT_VALUES,
-    STORE,
 )
 
 pytestmark = pytest.mark.anyio
@@ -236,7 +235,6 @@ def test_runnable_prompt():
     assert response == expected_response
 
 
-@pytest.mark.xfail(strict=True, reason=STORE)
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 def test_prompt_with_store(version: str):
     def add(a: int, b: int):
@@ -284,7 +282,6 @@ def test_prompt_with_store(version: str):
     assert response["messages"][-1].content == "foo-hi"
 
 
-@pytest.mark.xfail(strict=True, reason=STORE)
 async def test_prompt_with_store_async():
     async def add(a: int, b: int):
         """Adds a and b"""
@@ -828,13 +825,8 @@ class AgentStateExtraKeyPydantic(AgentStatePydantic):
 @pytest.mark.parametrize(
     "state_schema",
     [
-        pytest.param(
-            AgentStateExtraKey, marks=pytest.mark.xfail(strict=True, reason=STORE)
-        ),
-        pytest.param(
-            AgentStateExtraKeyPydantic,
-            marks=pytest.mark.xfail(strict=True, reason=STORE),
-        ),
+        AgentStateExtraKey,
+        AgentStateExtraKeyPydantic,
     ],
 )
 def test_create_react_agent_inject_vars(
@@ -890,7 +882,6 @@ def test_create_react_agent_inject_vars(
     assert result["foo"] == 2
 
 
-@pytest.mark.xfail(strict=True, reason=STORE)
 def test_tool_node_inject_store() -> None:
     store = InMemoryStore()
     namespace = ("test",)
@@ -2145,7 +2136,7 @@ def test_post_model_hook_with_structured_output() -> None:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=STORE)
+@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 @pytest.mark.parametrize(
     "state_schema", [AgentStateExtraKey, AgentStateExtraKeyPydantic]
 )

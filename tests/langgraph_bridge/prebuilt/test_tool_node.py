@@ -73,7 +73,7 @@ from langgraph.prebuilt.tool_node import (
 from .messages import _AnyIdHumanMessage, _AnyIdToolMessage
 from .model import FakeToolCallingModel
 
-from .gaps import INPUT_IDS, STORE  # graphrun: why a test is xfail
+from .gaps import INPUT_IDS  # graphrun: why a test is xfail
 
 pytestmark = pytest.mark.anyio
 
@@ -1451,7 +1451,6 @@ def test_tool_node_inject_state(schema_: type[T]) -> None:
     assert tool_message.content == "hi?"
 
 
-@pytest.mark.xfail(strict=True, reason=STORE)
 def test_tool_node_inject_store() -> None:
     store = InMemoryStore()
     namespace = ("test",)
