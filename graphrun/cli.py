@@ -206,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--port", type=int, default=2024)
     srv.add_argument("--cors-origin", action="append", default=None, metavar="ORIGIN",
                      help="a browser origin allowed to call the API (repeatable)")
+    srv.add_argument("--store", default=None, metavar="MODULE:ATTR",
+                     help="LangGraph store (BaseStore) served at /store/...; give the "
+                          "workers the same shared one")
 
     inv = sub.add_parser("invoke", parents=[conn], help="run a thread until it pauses or ends")
     inv.add_argument("graph", metavar="GRAPH", help="registered graph name")
@@ -882,7 +885,8 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     graphs = _graphs(args, default_config=True)
     conn = _connection(args)
     gc = await _connect(conn)
-    app = build_app(gc, graphs, cors_origins=args.cors_origin or ())
+    app = build_app(gc, graphs, cors_origins=args.cors_origin or (),
+                    store=load_store(args.store) if args.store else None)
     _print([f"graphrun serve on http://{args.host}:{args.port} (Temporal {conn.address}, "
             f"task queue {conn.task_queue})", f"graphs: {', '.join(sorted(graphs))}",
             "the graphs run on workers: graphrun worker --config/--graph"])

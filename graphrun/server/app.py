@@ -18,6 +18,7 @@ from temporalio.service import RPCError
 from graphrun import errors
 from graphrun.client import GraphClient
 from graphrun.server import assistants, crons, protocol, runs, threads
+from graphrun.server import store as store_api
 from graphrun.server.context import Conflict, NotFound, Server, Unavailable
 
 # Headers a browser client must be allowed to read (LangGraph's SDK reads them).
@@ -32,17 +33,20 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
               api_keys: Sequence[str] | None = None,
-              cors_origins: Sequence[str] = (), cors_localhost: bool = False) -> FastAPI:
+              cors_origins: Sequence[str] = (), cors_localhost: bool = False,
+              store: Any = None) -> FastAPI:
     """The LangGraph Server API for `graphs` (graph id -> compiled graph) on `gc`'s Temporal.
 
     `api_keys` (default: `GRAPHRUN_API_KEY`, comma-separated): every route but `/ok`
     then needs one, as `x-api-key` or `Authorization: Bearer`. `cors_origins` (and
     `cors_localhost`, any port on localhost, for `graphrun dev`) may call it from a
-    browser.
+    browser. `store` (a LangGraph `BaseStore`) is served at `/store/...`
+    (graphrun.server.store).
     """
     app = FastAPI(title="graphrun", description="The LangGraph Server API, served from "
                   "Temporal by graphrun.", version="0.1.0", lifespan=_lifespan)
     app.state.server = Server(gc, graphs)
+    app.state.store = store
     keys = [k.strip() for k in (api_keys if api_keys is not None else
                                 os.environ.get("GRAPHRUN_API_KEY", "").split(",")) if k.strip()]
     app.state.api_keys = keys  # websockets (protocol.py) check them: the middleware is HTTP's
@@ -73,6 +77,7 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     app.include_router(threads.router)
     app.include_router(crons.router)  # before runs: /runs/crons is not a run id
     app.include_router(runs.router)
+    app.include_router(store_api.router)
     app.include_router(protocol.router)  # v3 streaming: /threads/{id}/commands, .../stream/events
     return app
 

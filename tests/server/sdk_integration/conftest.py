@@ -182,7 +182,10 @@ def sdk_api(dev_server: Any, upstream: Upstream) -> Iterator[Served]:
         pytest.fail(f"none of {upstream.config}'s graphs could be served: {unserved}",
                     pytrace=False)
     before = {name: registry.find(name) for name in graphs}
-    host = _ApiHost(dev_server.address, graphs, api_keys=())
+    from langgraph.store.memory import InMemoryStore
+
+    # The store API's tests need one; the API and the worker share it (one process).
+    host = _ApiHost(dev_server.address, graphs, api_keys=(), store=InMemoryStore())
     try:
         yield Served(f"http://127.0.0.1:{host.port}", sorted(graphs), unserved)
     finally:

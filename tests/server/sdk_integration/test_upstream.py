@@ -50,7 +50,6 @@ FACTORY = ("graph factories: factory_agent is ./graph/factory_graph.py:make_grap
            "load_config cannot load it (it calls a factory once at load time, with a "
            "config only: TypeError, 'runtime' missing), so runs on 'factory_agent' are "
            "refused: 422 assistant not found")
-STORE = "store API: PUT /store/items 404 (also GET/DELETE /store/items, search, namespaces)"
 V3_DEEP_AGENT = ("graph deep_agent is not served: ./graph/deep_agent.py imports `deepagents`, "
                  "not a graphrun dependency (ModuleNotFoundError), so run.start on it "
                  "answers ErrorResponse invalid_argument (assistant not found)")
@@ -59,10 +58,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     # -- the classic API
     "test_factory_graph.py::test_factory_graph_executes_async": FACTORY,
     "test_factory_graph.py::test_factory_graph_executes_sync": FACTORY,
-    "test_store.py::test_store_put_get_delete_async": STORE,
-    "test_store.py::test_store_put_get_delete_sync": STORE,
-    "test_store.py::test_store_search_and_list_namespaces_async": STORE,
-    "test_store.py::test_store_search_and_list_namespaces_sync": STORE,
     # -- the v3 streaming client
     "test_subgraphs.py::test_subgraphs_deep_agent_async": V3_DEEP_AGENT,
     "test_subgraphs.py::test_subgraphs_deep_agent_sync": V3_DEEP_AGENT,
