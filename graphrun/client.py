@@ -487,6 +487,10 @@ class RemoteGraph(RunnableGraph):
         `background` returns a "running" RunResult as soon as the workflow took the run;
         the run is POSTed to `webhook` when it ends, and starts `after_seconds` late."""
         state.root_only(config, "run")
+        if options.get("control") is not None:
+            raise TypeError("control= (a RunControl) drains runs in this process: a thread on "
+                            "Temporal keeps running in its workflow. Cancel the caller (the "
+                            "run stops at its last checkpoint) or use the Server API's cancel.")
         if is_langgraph_value(input):  # LangGraph's Command, from code ported as is
             from graphrun.bridge.run import to_graphrun
 

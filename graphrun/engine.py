@@ -326,6 +326,7 @@ class Run:
         self.graph = graph
         self.options = o
         self.context = o.context
+        self.control: Any = None  # the caller's RunControl (in-process): see local.py
         self._appended: list[Checkpoint] = []
         self._emitted: set[str] = set()  # checkpoints already streamed
         self._reported: set[str] = set()  # tasks of this step already streamed

@@ -173,6 +173,15 @@ class GraphInterrupt(Exception):
         self.interrupts = tuple(interrupts)
 
 
+class GraphDrained(Exception):
+    """The run stopped at a step boundary because its `RunControl` asked it to drain
+    (e.g. on SIGTERM). Its checkpoint is saved: `invoke(None, config)` goes on."""
+
+    def __init__(self, reason: str = "shutdown") -> None:
+        self.reason = reason
+        super().__init__(f"Graph drained: {reason}")
+
+
 class ParentCommand(Exception):
     """Carries a `Command(graph=Command.PARENT)` from a subgraph to its parent."""
 

@@ -25,7 +25,7 @@ from graphrun import engine, state
 from graphrun.channels import MISSING
 from graphrun.checkpoint import STATEFUL
 from graphrun.engine import Run, RunOptions, TaskCall, TaskResult, Thread
-from graphrun.errors import GraphInterrupt
+from graphrun.errors import GraphDrained, GraphInterrupt
 from graphrun.runnable import RunnableGraph, graph_output, stream_parts
 from graphrun.runner import arun_task, current_task, handle_error, node_writes, run_task
 from graphrun.spec import GraphSpec
@@ -186,7 +186,7 @@ class CompiledStateGraph(RunnableGraph):
             raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
         state.root_only(config, "run")
         thread = self._thread(config)
-        return Run(self.spec, thread, input, clock=_now, options=RunOptions(
+        run = Run(self.spec, thread, input, clock=_now, options=RunOptions(
             checkpoint=_checkpoint_id(config),
             recursion_limit=int((config or {}).get("recursion_limit", self.spec.recursion_limit)),
             checkpointer=self.checkpointer is not None,
@@ -195,6 +195,8 @@ class CompiledStateGraph(RunnableGraph):
             context=options.get("context"), durability=options.get("durability"),
             stream_modes=_modes(options.get("stream_mode")),
             messages_v2=bool(options.get("messages_v2"))))
+        run.control = options.get("control")  # RunControl: asked between steps
+        return run
 
     def _after(self, run: Run) -> None:
         run.close()
@@ -206,7 +208,11 @@ class CompiledStateGraph(RunnableGraph):
     def _steps(self, run: Run, config: Mapping[str, Any] | None, live: Live | None = None,
                trace: tracing.GraphRun | None = None) -> Iterator[list[tuple[str, Any]]]:
         yield self._drain(run)
+        stepped = False
         while tasks := run.next_tasks():
+            if stepped:
+                self._stop_if_drained(run)
+            stepped = True
             yield self._drain(run)  # the tasks' start, before what they stream live
             calls = [run.call_for(t) for t in tasks]
             results: list[TaskResult] = []
@@ -230,7 +236,11 @@ class CompiledStateGraph(RunnableGraph):
                       trace: tracing.GraphRun | None = None
                       ) -> AsyncIterator[list[tuple[str, Any]]]:
         yield self._drain(run)
+        stepped = False
         while tasks := run.next_tasks():
+            if stepped:
+                self._stop_if_drained(run)
+            stepped = True
             yield self._drain(run)  # the tasks' start, before what they stream live
             # The first node to fail cancels its unfinished siblings (LangGraph).
             pending = {asyncio.ensure_future(self._aexecute(run.call_for(t), run, config,
@@ -260,6 +270,14 @@ class CompiledStateGraph(RunnableGraph):
             yield self._drain(run)
         yield self._drain(run)  # a breakpoint's chunk
         self._after(run)
+
+    def _stop_if_drained(self, run: Run) -> None:
+        """Between steps: a run whose RunControl asked to drain stops here, its last
+        checkpoint (with the next step's tasks) saved, and raises GraphDrained."""
+        control = getattr(run, "control", None)
+        if control is not None and control.drain_requested:
+            self._after(run)
+            raise GraphDrained(control.drain_reason or "shutdown")
 
     @staticmethod
     def _drain(run: Run) -> list[tuple[str, Any]]:

@@ -34,7 +34,7 @@ from graphrun.errors import (
     ParentCommand,
     TargetReached,
 )
-from graphrun.runtime import ExecutionInfo, Runtime, coerce_context, injected
+from graphrun.runtime import ExecutionInfo, Runtime, coerce_context, injected, server_info_of
 from graphrun.spec import GraphSpec, goto_writes
 from graphrun.types import END, PUSH, START, Command, Interrupt, Send, TimeoutPolicy
 
@@ -111,12 +111,13 @@ class TaskContext:
     def runtime(self) -> Runtime[Any]:
         context = coerce_context(self.graph.builder.context_schema, self.call.context)
         call, t = self.call, self.call.task
+        configurable = self.config.get("configurable") or {}
         info = ExecutionInfo(
             checkpoint_id=call.checkpoint_id, checkpoint_ns=t.ns, task_id=t.id,
-            thread_id=(self.config.get("configurable") or {}).get("thread_id"),
+            thread_id=configurable.get("thread_id"),
             node_attempt=call.attempt, node_first_attempt_time=call.first_attempt_time)
         return Runtime(context=context, store=self.store, stream_writer=self.write_custom,
-                       execution_info=info)
+                       execution_info=info, server_info=server_info_of(configurable))
 
     def kwargs(self, names: tuple[str, ...]) -> dict[str, Any]:
         """The injected arguments a node or routing function asked for, by name."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -48,6 +48,53 @@ class ExecutionInfo:
 
 
 @dataclass(frozen=True)
+class ServerInfo:
+    """What a run started by the LangGraph Server API knows of it (LangGraph's): the
+    assistant and graph, and the authenticated user; `Runtime.server_info` is None for
+    other runs."""
+
+    assistant_id: str
+    graph_id: str
+    user: Any = None
+
+
+def server_info_of(configurable: Mapping[str, Any]) -> ServerInfo | None:
+    """Built from the configurable keys the Server API sets (`assistant_id`, `graph_id`,
+    `langgraph_auth_user`), as LangGraph builds it; None without them."""
+    assistant_id, graph_id = configurable.get("assistant_id"), configurable.get("graph_id")
+    user = configurable.get("langgraph_auth_user")
+    user = user if user is not None and hasattr(user, "identity") else None
+    if assistant_id is None and graph_id is None and user is None:
+        return None
+    return ServerInfo(assistant_id=str(assistant_id or ""), graph_id=str(graph_id or ""),
+                      user=user)
+
+
+class RunControl:
+    """Cooperative draining of one run (LangGraph's): `request_drain()` (from a node, a
+    signal handler, another thread) makes the run stop at its next step boundary with
+    `GraphDrained`, its checkpoint saved, so `invoke(None, config)` goes on later. A
+    drain asked for during the last step lets the run finish. In-process runs only
+    (`invoke(..., control=RunControl())`); one control per run."""
+
+    __slots__ = ("_drain_reason",)
+
+    def __init__(self) -> None:
+        self._drain_reason: str | None = None
+
+    def request_drain(self, reason: str = "shutdown") -> None:
+        self._drain_reason = reason  # one attribute write: safe from any thread
+
+    @property
+    def drain_requested(self) -> bool:
+        return self._drain_reason is not None
+
+    @property
+    def drain_reason(self) -> str | None:
+        return self._drain_reason
+
+
+@dataclass(frozen=True)
 class Runtime(Generic[ContextT]):
     """Run-scoped context and utilities, given to nodes that take `runtime`."""
 
@@ -56,9 +103,22 @@ class Runtime(Generic[ContextT]):
     stream_writer: Callable[[Any], None] = _no_op
     previous: Any = None
     execution_info: ExecutionInfo = field(default_factory=ExecutionInfo)
+    server_info: ServerInfo | None = None  # runs the Server API started (server_info_of)
+    control: RunControl | None = None  # the run's RunControl, when it was given one
 
     def override(self, **changes: Any) -> Runtime[ContextT]:
         return dataclasses.replace(self, **changes)
+
+    def merge(self, other: Runtime[ContextT]) -> Runtime[ContextT]:
+        """`other`'s values where it has them, else this runtime's (LangGraph's)."""
+        return Runtime(
+            context=other.context or self.context, store=other.store or self.store,
+            stream_writer=(other.stream_writer if other.stream_writer is not _no_op
+                           else self.stream_writer),
+            previous=self.previous if other.previous is None else other.previous,
+            execution_info=other.execution_info or self.execution_info,
+            server_info=other.server_info or self.server_info,
+            control=other.control or self.control)
 
 
 def injected(fn: Callable[..., Any]) -> tuple[str, ...]:

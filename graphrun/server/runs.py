@@ -153,8 +153,13 @@ class _Run:
         record = {"assistant_id": self.assistant_id, "thread_id": self.thread_id,
                   "stream_mode": modes or [],
                   "metadata": b.metadata or {}, "multitask_strategy": b.multitask_strategy}
+        config = _config(b, self.thread_id)
+        # As LangGraph's server: nodes find the run's assistant, graph and id here (and
+        # Runtime.server_info is built from them).
+        config["configurable"] = {"assistant_id": self.assistant_id, "graph_id": self.graph,
+                                  "run_id": self.run_id, **config["configurable"]}
         result: RunResult = await self.remote._run(
-            _input(b), _config(b, self.thread_id), options, stream=live,
+            _input(b), config, options, stream=live,
             stream_to=self.run_id if live else "", run_id=self.run_id, record=record,
             multitask="" if b.multitask_strategy == "enqueue" else b.multitask_strategy,
             background=background, webhook=b.webhook or "", after_seconds=b.after_seconds or 0)

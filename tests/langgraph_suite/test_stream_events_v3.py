@@ -10,8 +10,7 @@ tests/langgraph_suite/fake_chat.py); LangGraph's `langgraph.stream` classes, its
 `StreamPart` typed dicts and `StreamWriter` (typing only: graphrun has none) are kept.
 Bodies as upstream. All tests are ported (`_check_type_narrowing` and the
 `_check_*_typing` functions are upstream's type-checker-only code, never called,
-kept as they are). Strict `xfail`: `test_stream_events_v3_accepts_control_for_drain`
-(RunControl / GraphDrained, run draining: a known gap). See README.md.
+kept as they are). All pass (`RunControl` and `GraphDrained` are graphrun's).
 """
 
 from __future__ import annotations
@@ -28,9 +27,8 @@ from langchain_core.language_models.chat_model_stream import (
 )
 from langchain_core.messages import AIMessage, BaseMessage
 
-# LangGraph's run-drain control: graphrun has no RunControl (a known gap, see below).
-from langgraph.errors import GraphDrained
-from langgraph.runtime import RunControl
+from graphrun.errors import GraphDrained
+from graphrun.runtime import RunControl
 from langgraph.stream import (
     AsyncGraphRunStream,
     AsyncSubgraphRunStream,
@@ -70,11 +68,6 @@ NEEDS_CONTEXTVARS = pytest.mark.skipif(
     sys.version_info < (3, 11),
     reason="Python 3.11+ is required for async contextvars support",
 )
-
-DRAIN_GAP = (
-    "RunControl/GraphDrained (run draining) are a known gap: graphrun's stream accepts "
-    "and ignores control=, so request_drain() does not stop the run before 'second' "
-    "and no GraphDrained is raised")
 
 # --- state and graph builders ---
 
@@ -258,7 +251,6 @@ class TestV2Stream:
         for c in chunks:
             _assert_stream_part_shape(c)
 
-    @pytest.mark.xfail(strict=True, reason=DRAIN_GAP)
     def test_stream_events_v3_accepts_control_for_drain(self) -> None:
         class DrainState(TypedDict, total=False):
             value: str

@@ -1,6 +1,7 @@
 """The store API (`client.store`): items put, read, searched, listed and deleted through
 LangGraph's SDK, the same memories a node sees when the workers share the store, clear
-errors without a store or with a bad namespace."""
+errors without a store or with a bad namespace. And what a node of an API run knows of
+it (`Runtime.server_info`, the configurable keys LangGraph's server sets)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from typing import Any
 
 import httpx
 import pytest
+from langchain_core.runnables import RunnableConfig
 from langgraph_sdk import get_client
 from typing_extensions import TypedDict
 
 from graphrun import START, StateGraph, get_store
+from graphrun.runtime import Runtime
 from tests.server.conftest import _ApiHost
 
 InMemoryStore = pytest.importorskip("langgraph.store.memory").InMemoryStore
@@ -33,9 +36,22 @@ recall = StateGraph(_Ask).add_node("recall", _recall).add_edge(START, "recall").
     name="recall")
 
 
+class _Who(TypedDict, total=False):
+    seen: dict[str, Any]
+
+
+def _who(state: _Who, runtime: Runtime, config: RunnableConfig) -> dict[str, Any]:
+    info = runtime.server_info
+    return {"seen": {"assistant_id": info.assistant_id, "graph_id": info.graph_id,
+                     "run_id": config["configurable"]["run_id"]}}
+
+
+who = StateGraph(_Who).add_node("who", _who).add_edge(START, "who").compile(name="who")
+
+
 @pytest.fixture(scope="module")
 def store_url(dev_server: Any) -> Iterator[str]:
-    host = _ApiHost(dev_server.address, {"recall": recall}, store=InMemoryStore())
+    host = _ApiHost(dev_server.address, {"recall": recall, "who": who}, store=InMemoryStore())
     yield host.url
     host.close()
 
@@ -74,3 +90,12 @@ async def test_bad_namespace_and_no_store(store_url: str, api_url: str) -> None:
         missing = await http.get("/store/items", params={"namespace": "a", "key": "k"})
         assert missing.status_code == 404
         assert "graphrun serve --store" in missing.text
+
+
+async def test_a_node_knows_the_api_run(store_url: str) -> None:
+    client = get_client(url=store_url)
+    tid = (await client.threads.create())["thread_id"]
+    run = await client.runs.create(tid, "who", input={})
+    out = await client.runs.join(tid, run["run_id"])
+    assert out["seen"]["graph_id"] == "who" and out["seen"]["run_id"] == run["run_id"]
+    assert out["seen"]["assistant_id"] == run["assistant_id"]
