@@ -82,12 +82,21 @@ async def read(client: Any, handle: Any, *, from_offset: int, stream_id: str | N
             continue
         if data.get("end"):
             return
-        task = data.get("task")
-        if task is not None:
-            if data.get("seq", 0) <= seen.get(task, -1):
-                continue  # sent again by a node that ran again
-            seen[task] = data["seq"]
+        if repeated(data, seen):
+            continue
         yield item.offset, tuple(decode(data["e"]))
+
+
+def repeated(data: dict[str, Any], seen: dict[str, int]) -> bool:
+    """Whether a node's item was sent before, by a node that ran again (its task's
+    sequence number was read already); `seen` keeps the last number read per task."""
+    task = data.get("task")
+    if task is None:
+        return False
+    if data.get("seq", 0) <= seen.get(task, -1):
+        return True
+    seen[task] = data["seq"]
+    return False
 
 
 async def follow(client: Any, handle: Any, run: asyncio.Future[Any], *, from_offset: int,

@@ -562,11 +562,8 @@ class Feed:
         if data.get("end"):
             await self._run_ended(rid)
             return
-        task = data.get("task")
-        if task is not None:
-            if data.get("seq", 0) <= seen.get(task, -1):
-                return  # sent again by a node that ran again
-            seen[task] = data["seq"]
+        if stream.repeated(data, seen):
+            return
         chunk = tuple(serde.loads(data["e"], (await self._graph()).types))
         ns, mode, payload = chunk if len(chunk) == 3 else ((), *chunk)
         for k, (method, ens, out) in enumerate(self.runs[rid].convert(tuple(ns), mode, payload)):
