@@ -58,6 +58,7 @@ try:  # the `messages` extra (langchain-core)
 except ImportError:  # pragma: no cover - exercised by the no-langchain test
     AVAILABLE = False
     BaseCallbackHandler = object  # type: ignore[assignment,misc]
+    _StreamingCallbackHandler = object  # type: ignore[assignment,misc]
 
 __all__ = ["GraphCallbackHandler", "GraphInterruptEvent", "GraphLifecycleEvent",
            "GraphResumeEvent"]

@@ -248,6 +248,9 @@ def test_without_langchain_core() -> None:
             return x + 1
 
         assert inc.batch([1, 2]) == [2, 3]
+        # The Temporal side imports too: client, worker, the node activity, the relay.
+        import activities.nodes, graphrun.client, graphrun.relay, graphrun.worker
+        assert not graphrun.relay.AVAILABLE
         loaded = [m for m in sys.modules if m.split(".")[0] in ("langchain_core", "langsmith")]
         assert not loaded, loaded
         print("ok")
