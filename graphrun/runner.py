@@ -322,8 +322,8 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
                 out = await _call_async(node.afn or node.fn, ctx)
             elif node.is_subgraph:
                 out = await node.fn.ainvoke(ctx.call.task.input, ctx.config)  # type: ignore[union-attr]
-            else:
-                out = _call(node, ctx)
+            else:  # a sync node in a worker thread, as LangGraph's: the loop goes on
+                out = await asyncio.to_thread(_call, node, ctx)
         except ParentCommand as command:  # a subgraph this node ran speaks for it
             out = command.command
         return _finish(graph, ctx, out)

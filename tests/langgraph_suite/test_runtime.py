@@ -792,9 +792,6 @@ async def test_cancel_ainvoke_with_async_node() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(strict=True, reason=(
-    "under ainvoke graphrun calls a sync node on the event loop's thread (LangGraph runs "
-    "it in a worker thread, so the loop, and a cancellation, are not blocked by it)"))
 async def test_cancel_ainvoke_with_sync_node() -> None:
     """Cancel ainvoke running a sync node.
 
