@@ -240,6 +240,20 @@ async def record_streamed(gc: GraphClient) -> None:
     await _save(await _finish(gc, "streamed"), "streamed")
 
 
+async def record_relayed(gc: GraphClient) -> None:
+    """streamed, read by callers with LangChain handlers: astream_events v2 (its nodes'
+    callback events relayed, streamed: NodeCall.callbacks), then the resume through a
+    v3 run stream (content-block messages asked of the nodes: NodeCall.messages_v2)."""
+    g, cfg = gc.graph("streamed"), _cfg("relayed")
+    events = [e async for e in g.astream_events({"said": 0}, cfg, version="v2")]
+    assert any(e["event"] == "on_chain_start" and e["name"] == "talk" for e in events), [
+        (e["event"], e["name"]) for e in events]
+    run = await g.astream_events(Command(resume="yes"), cfg, version="v3")
+    out = await run.output()
+    assert out["answer"] == "yes", out
+    await _save(await _finish(gc, "relayed"), "relayed")
+
+
 async def _approve_and_save(gc: GraphClient, name: str, amount: int) -> None:
     """One approval thread, paused and approved, saved as histories/<name>.json."""
     thread = name.replace("_", "-")
@@ -393,7 +407,7 @@ RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
              "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update",
              "streamed", "agent", "runs", "server_records",
-             "resolved"]
+             "resolved", "relayed"]
 
 
 async def main(names: list[str]) -> None:

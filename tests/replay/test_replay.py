@@ -38,7 +38,8 @@ def test_expected_histories_present() -> None:
                          "approval_compact.json", "approval_status.json",
                          "functional.json", "bulk_update.json", "streamed.json",
                          "agent.json", "runs.json", "thread_record.json",
-                         "assistant_record.json", "cron_run.json", "resolved.json"}
+                         "assistant_record.json", "cron_run.json", "resolved.json",
+                         "relayed.json"}
     assert (HISTORIES / STORED).exists()
     assert (HISTORIES / BAD).exists()
 
