@@ -30,7 +30,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Union
 
@@ -51,99 +51,6 @@ def _graph_classes() -> tuple[Any, Any]:
             f"get_graph() returns LangChain's drawable Graph and needs langchain-core, "
             f"which is not installed: pip install 'graphrun[{_EXTRA}]'.") from exc
     return Graph, Runnable
-
-
-# -- the dry run's channels: LangGraph's rules for the ones a StateGraph triggers on ------
-_MISSING = object()
-
-
-class _Ephemeral:
-    """A value for one step (`__start__`, `branch:to:<node>`)."""
-
-    def __init__(self) -> None:
-        self.value: Any = _MISSING
-
-    def update(self, values: Sequence[Any]) -> bool:
-        if not values:
-            if self.value is _MISSING:
-                return False
-            self.value = _MISSING
-            return True
-        self.value = values[-1]
-        return True
-
-    def is_available(self) -> bool:
-        return self.value is not _MISSING
-
-    def consume(self) -> bool:
-        return False
-
-    def finish(self) -> bool:
-        return False
-
-
-class _AfterFinish:
-    """`branch:to:<node>` of a deferred node: available once the run has nothing else."""
-
-    def __init__(self) -> None:
-        self.value: Any = _MISSING
-        self.finished = False
-
-    def update(self, values: Sequence[Any]) -> bool:
-        if not values:
-            return False
-        self.finished = False
-        self.value = values[-1]
-        return True
-
-    def is_available(self) -> bool:
-        return self.value is not _MISSING and self.finished
-
-    def consume(self) -> bool:
-        if self.finished:
-            self.finished = False
-            self.value = _MISSING
-            return True
-        return False
-
-    def finish(self) -> bool:
-        if not self.finished and self.value is not _MISSING:
-            self.finished = True
-            return True
-        return False
-
-
-class _Barrier:
-    """A waiting edge's channel: available once every start node has written."""
-
-    def __init__(self, names: Iterable[str], deferred: bool) -> None:
-        self.names = set(names)
-        self.seen: set[str] = set()
-        self.deferred = deferred
-        self.finished = False
-
-    def update(self, values: Sequence[Any]) -> bool:
-        updated = False
-        for v in values:
-            if v in self.names and v not in self.seen:
-                self.seen.add(v)
-                updated = True
-        return updated
-
-    def is_available(self) -> bool:
-        return self.seen == self.names and (self.finished or not self.deferred)
-
-    def consume(self) -> bool:
-        if self.is_available():
-            self.seen, self.finished = set(), False
-            return True
-        return False
-
-    def finish(self) -> bool:
-        if self.deferred and not self.finished and self.seen == self.names:
-            self.finished = True
-            return True
-        return False
 
 
 # -- the nodes of the dry run ----------------------------------------------------------
@@ -281,20 +188,10 @@ def _nodes(spec: Any) -> dict[str, _Node]:
 
 
 def _channels(spec: Any, nodes: Mapping[str, _Node]) -> dict[str, Any]:
-    channels: dict[str, Any] = {START: _Ephemeral()}
-    starts: dict[str, list[str]] = defaultdict(list)
-    for source, chans in spec.joins.items():
-        for chan in chans:
-            starts[chan].append(source)
-    for name in nodes:
-        if name == START:
-            continue
-        deferred = bool(getattr(spec.nodes[name], "defer", False))
-        channels[f"branch:to:{name}"] = _AfterFinish() if deferred else _Ephemeral()
-        for chan in nodes[name].triggers:
-            if chan.startswith("join:"):
-                channels[chan] = _Barrier(starts[chan], deferred)
-    return channels
+    """The channels the nodes trigger on (`__start__`, `branch:to:<node>`, joins, their
+    deferred forms): the graph's own, fresh."""
+    triggers = {START, *(c for n in nodes.values() for c in n.triggers)}
+    return {k: ch.restore() for k, ch in spec.channels.items() if k in triggers}
 
 
 class _DryRun:
