@@ -43,7 +43,7 @@ try:  # the `messages` extra (langchain-core)
         # process's first invoke is not the slow one.
         import langchain_core.tracers.context
         import langchain_core.tracers.langchain
-        import langchain_core.tracers.stdout  # noqa: F401
+        import langchain_core.tracers.stdout
         from langchain_core.callbacks import BaseCallbackHandler
         from langchain_core.callbacks.manager import ahandle_event, handle_event
         from langchain_core.runnables.config import (

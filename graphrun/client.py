@@ -55,7 +55,6 @@ from graphrun import tracing as tracing_mod
 from graphrun.bridge import is_langgraph_value
 from graphrun.declared import DeclaredTypes
 from graphrun.engine import stream_chunks
-from graphrun.runnable import RunnableGraph, graph_output, stream_parts
 from graphrun.payloads import (
     InvokeRequest,
     ResumeSignal,
@@ -63,6 +62,7 @@ from graphrun.payloads import (
     StartRequest,
     ThreadResult,
 )
+from graphrun.runnable import RunnableGraph, graph_output, stream_parts
 from graphrun.serde import InputLimits
 from graphrun.storage import StorageLike, storage_from
 from graphrun.types import INTERRUPT, Command, StateSnapshot

@@ -24,10 +24,10 @@ from typing import Any
 from uuid import UUID
 
 from graphrun import serde
-from graphrun.stream import EVENTS
 from graphrun.callbacks import AVAILABLE, GraphRun, _StreamingCallbackHandler, _tap
 from graphrun.declared import DeclaredTypes
 from graphrun.errors import GraphInterrupt, NodeFailedError
+from graphrun.stream import EVENTS
 from graphrun.types import Interrupt
 
 __all__ = ["EVENTS", "Relay", "Replay", "worker_run"]

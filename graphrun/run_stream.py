@@ -22,9 +22,16 @@ from typing import Any
 _OWNED = ("stream_mode", "subgraphs")
 
 
-def _mux(graph: Any, transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None, *,
-         is_async: bool) -> Any:
-    try:
+def _mux(graph: Any, transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None,
+         kwargs: dict[str, Any], *, is_async: bool) -> tuple[Any, dict[str, Any]]:
+    """LangGraph's mux of the built-in transformers, the graph's and the call's, and the
+    options of the graph's stream that feeds it (the modes the transformers need)."""
+    owned = [k for k in _OWNED if k in kwargs]
+    if owned:
+        raise TypeError(f"stream_events(version='v3') / astream_events(version='v3') do not "
+                        f"accept {', '.join(owned)}: v3 owns them (the modes are those its "
+                        f"transformers need, and subgraphs always stream).")
+    try:  # the supported LangGraph first, with how to install it
         from graphrun.bridge import _langgraph as lg
     except ImportError as exc:
         raise ImportError(f"stream_events(version='v3') streams through LangGraph's run "
@@ -36,45 +43,31 @@ def _mux(graph: Any, transformers: Sequence[Callable[[tuple[str, ...]], Any]] | 
         ValuesTransformer,
     )
 
-    return lg.StreamMux(
+    mux = lg.StreamMux(
         factories=[ValuesTransformer, MessagesTransformer, LifecycleTransformer,
                    SubgraphTransformer,
                    *lg.normalize_stream_transformers(getattr(graph, "stream_transformers", ())),
                    *lg.normalize_stream_transformers(transformers)],
         scope=(), is_async=is_async)
-
-
-def _checked(kwargs: dict[str, Any]) -> None:
-    owned = [k for k in _OWNED if k in kwargs]
-    if owned:
-        raise TypeError(f"stream_events(version='v3') / astream_events(version='v3') do not "
-                        f"accept {', '.join(owned)}: v3 owns them (the modes are those its "
-                        f"transformers need, and subgraphs always stream).")
+    return mux, {**kwargs, "stream_mode": lg.collect_stream_modes(mux), "subgraphs": True,
+                 "version": "v2", "messages_v2": True}
 
 
 def stream_v3(graph: Any, input: Any, config: Any, *,
               transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None = None,
               **kwargs: Any) -> Any:
     """A `langgraph.stream.GraphRunStream` of the graph's run; iterating it runs it."""
-    from graphrun.bridge import _langgraph as lg  # noqa: F401 - the version check first
+    mux, options = _mux(graph, transformers, kwargs, is_async=False)
     from langgraph.stream import GraphRunStream
 
-    _checked(kwargs)
-    mux = _mux(graph, transformers, is_async=False)
-    parts = graph.stream(input, config, stream_mode=lg.collect_stream_modes(mux),
-                         subgraphs=True, version="v2", messages_v2=True, **kwargs)
-    return GraphRunStream(iter(parts), mux)
+    return GraphRunStream(iter(graph.stream(input, config, **options)), mux)
 
 
 async def astream_v3(graph: Any, input: Any, config: Any, *,
                      transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None = None,
                      **kwargs: Any) -> Any:
     """A `langgraph.stream.AsyncGraphRunStream` of the graph's run."""
-    from graphrun.bridge import _langgraph as lg
+    mux, options = _mux(graph, transformers, kwargs, is_async=True)
     from langgraph.stream import AsyncGraphRunStream
 
-    _checked(kwargs)
-    mux = _mux(graph, transformers, is_async=True)
-    parts = graph.astream(input, config, stream_mode=lg.collect_stream_modes(mux),
-                          subgraphs=True, version="v2", messages_v2=True, **kwargs)
-    return AsyncGraphRunStream(parts.__aiter__(), mux)
+    return AsyncGraphRunStream(graph.astream(input, config, **options).__aiter__(), mux)

@@ -78,10 +78,10 @@ __all__ = [
 
 # stream_events(version="v3") (graphrun.run_stream): LangGraph's run streams are public
 # (langgraph.stream); the mux that feeds them and two helpers of Pregel's are not.
-from langgraph.pregel.main import (  # noqa: E402
+from langgraph.pregel.main import (  # noqa: E402, F401 - for graphrun.run_stream
     _collect_stream_modes as collect_stream_modes,
 )
-from langgraph.pregel.main import (  # noqa: E402
+from langgraph.pregel.main import (  # noqa: E402, F401
     _normalize_stream_transformer_factories as normalize_stream_transformers,
 )
-from langgraph.stream._mux import StreamMux  # noqa: E402
+from langgraph.stream._mux import StreamMux  # noqa: E402, F401
