@@ -763,9 +763,7 @@ class RemoteGraph(RunnableGraph):
         """`_live_run` with the nodes' callback events relayed to the graph's run `run`
         (graphrun.relay); ends it with the run's output, or its error."""
         replay = relay.Replay.under(run)
-        modes = [*(_names(options.get("stream_mode")) or []), stream.EVENTS]
-        relayed = {**options, "stream_mode": modes,
-                   "callbacks": "stream" if callbacks.streams(run) else "runs"}
+        relayed = {**options, "callbacks": "stream" if callbacks.streams(run) else "runs"}
         try:
             async for item in self._live_run(input, config, relayed):
                 if isinstance(item, RunResult):
@@ -774,10 +772,9 @@ class RemoteGraph(RunnableGraph):
                     await run.aend({} if values is None else values)
                     yield item
                     return
-                if item[-2] == stream.EVENTS:
+                if item[-2] == stream.EVENTS:  # for the handlers, not a chunk
                     await replay(item[-1])
-                    if stream.EVENTS not in modes[:-1]:
-                        continue
+                    continue
                 yield item
         except GeneratorExit:
             raise

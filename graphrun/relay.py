@@ -2,18 +2,20 @@
 with the caller.
 
 A caller whose config has callbacks (`RemoteGraph.ainvoke`/`astream` with
-`config["callbacks"]`, `astream_events`, `astream_log`) reads its run live and asks the
-workflow for the `events` stream mode. Each node's activity then runs the node under a
-`Relay` handler, which turns every callback event of the node's runs (the task's chain
-run, the chat models, tools and routing functions under it) into plain data published on
-the thread's live stream. The caller's `Replay` calls its own handlers with each event, as
+`config["callbacks"]`, `astream_events`, `astream_log`) reads its run live and sends it
+with `callbacks="runs"` (or `"stream"` when a handler streams). Each node's activity then
+runs the node under a `Relay` handler (a `StreamingRelay`), which turns every callback
+event of the node's runs (the task's chain run, the chat models, tools and routing
+functions under it) into plain data published on the thread's live stream, in the
+`events` mode. The caller's `Replay` calls its own handlers with each event, as
 if the node had run in its process: the same run ids, parents and names, with the caller's
 tags and metadata on every run, under the graph's run the caller opened.
 
 Data never chooses code here: an event's `kind` picks one of the fixed callback methods
-below (unknown kinds are dropped), and its values are what the live stream decodes (plain data and the
-graph's declared types; a value of another class is sent as its `repr`). A node Temporal runs again
-reports its second attempt as runs of its own, as LangGraph reports a retried task.
+below (unknown kinds are dropped), and its values are what the live stream decodes
+(plain data and the graph's declared types; a value of another class is sent as its
+`repr`). A node Temporal runs again reports its second attempt as runs of its own, as
+LangGraph reports a retried task.
 """
 
 from __future__ import annotations

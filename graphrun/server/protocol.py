@@ -57,8 +57,8 @@ router = APIRouter(tags=["protocol"])
 # What a run of a v3 session publishes: every channel is made of these. Chat models
 # stream content-block events ('messages-tuple' with messages_v2: LangChain's own
 # protocol events, from the worker); tool runs come from the nodes' relayed callbacks
-# ('events', runs only: graphrun.relay).
-RUN_MODES = ["values", "updates", "custom", "tasks", "messages-tuple", "events"]
+# (callbacks="runs": graphrun.relay, in the stream's `events` mode).
+RUN_MODES = ["values", "updates", "custom", "tasks", "messages-tuple"]
 RUN_OPTIONS = {"messages_v2": True, "callbacks": "runs"}
 KEEP = 20_000  # events a feed keeps for replay
 LINGER = 30.0  # seconds a feed nobody reads stays, for the reader a run.start announces
