@@ -436,8 +436,7 @@ class RemoteGraph(RunnableGraph):
         A caller that is cancelled while it waits (a cancelled `ainvoke`, an `astream`
         left early) cancels the run too: its node activities are asked to stop, and the
         thread stays at its last checkpoint (`ainvoke(None)` goes on from there)."""
-        kw.setdefault("run_id", None)
-        kw["run_id"] = kw["run_id"] or uuid.uuid4().hex  # to name the run to cancel
+        kw["run_id"] = kw.get("run_id") or uuid.uuid4().hex  # to name the run to cancel
         with self.gc.trace(self.name, _thread_id(config), input) as finish:
             try:
                 try:

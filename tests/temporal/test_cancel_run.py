@@ -47,7 +47,9 @@ async def _served(temporal_client: Any, task_queue: str, graph: Any) -> tuple[An
     return worker, GraphClient(temporal_client, task_queue=task_queue, tracing=None).graph(name)
 
 
-async def _until(check: Any, timeout: float = 20.0) -> Any:
+# Temporal delivers an activity's cancellation with a heartbeat, which the SDK sends at
+# most every 0.8 x the heartbeat timeout (graphrun's liveness timeout: 20 s).
+async def _until(check: Any, timeout: float = 45.0) -> Any:
     deadline = asyncio.get_running_loop().time() + timeout
     while not (found := await check()) and asyncio.get_running_loop().time() < deadline:
         await asyncio.sleep(0.1)
