@@ -15,7 +15,8 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from graphrun import registry, relay, serde, stream
+from graphrun import cache as caching
+from graphrun import registry, relay, serde, state, stream
 from graphrun.channels import MISSING
 from graphrun.checkpoint import TaskCall
 from graphrun.errors import UndeclaredTypeError
@@ -68,6 +69,7 @@ async def run_node(call: NodeCall) -> NodeResult:
             attempt=activity.info().attempt,
             first_attempt_time=activity.info().scheduled_time.timestamp(),
             calls=serde.loads(call.calls, types), target=list(call.target),
+            subgraph_checkpoints=dict(call.subgraph_checkpoints),
             remaining_steps=25 if call.remaining_steps is None else call.remaining_steps)
         if call.state_by_query:
             task_call = dataclasses.replace(task_call, task=dataclasses.replace(
@@ -77,6 +79,16 @@ async def run_node(call: NodeCall) -> NodeResult:
     except (UndeclaredTypeError, ValueError) as exc:
         raise _refuse(f"node '{call.node}' input refused", exc) from None
     config["configurable"] = {**config.get("configurable", {}), "thread_id": call.thread_id}
+    # A cached node's writes come from the worker's cache (a run for a @task call looks
+    # that call up instead, in graphrun.calls).
+    cache = registry.cache(call.graph)
+    try:
+        key = (caching.node_key(spec, task_call.task)
+               if cache is not None and not task_call.target else None)
+    except Exception as exc:  # the policy's key_func failed on this input
+        raise _refuse(f"node '{call.node}' cache key", exc) from None
+    if (cached := await caching.aget_json(cache, key, types)) is not None:
+        return NodeResult(writes=cached, cached=True)
     loop = asyncio.get_running_loop()
     # Sync nodes run in a worker thread; heartbeats must be sent from the loop's thread.
     def send(*details: Any) -> None:
@@ -98,6 +110,7 @@ async def run_node(call: NodeCall) -> NodeResult:
         attempt = activity.info().attempt
         trace = relay.worker_run(lambda event: live(event, attempt), types,
                                  streaming=call.callbacks == "stream")
+    entered = caching.enter(cache)  # for the node's @task calls and the graphs it runs
     try:
         store = registry.store(call.graph)  # the worker's: never part of the call's data
         async with publisher:
@@ -114,6 +127,7 @@ async def run_node(call: NodeCall) -> NodeResult:
                 result = await asyncio.to_thread(run_task, spec, task_call, config,
                                                  resume_map=resume_map, live=live, store=store)
     finally:
+        caching.leave(entered)
         if beat is not None:
             beat.cancel()
     if result.exception is not None:
@@ -128,7 +142,7 @@ async def run_node(call: NodeCall) -> NodeResult:
         raise ApplicationError(str(error), type=type(error).__name__,
                                non_retryable=not retry) from error
     try:  # what the workflow could not read back is refused here, where it is written
-        return NodeResult(  # writes as [channel, value] pairs; the workflow reads no more
+        out = NodeResult(  # writes as [channel, value] pairs; the workflow reads no more
             writes=[[c, serde.dumps(v, types)] for c, v in result.writes],
             interrupts=[serde.interrupt_to_json(i) for i in result.interrupts],
             resume=serde.dumps(result.resume, types), nested=serde.dumps(result.nested, types),
@@ -137,15 +151,19 @@ async def run_node(call: NodeCall) -> NodeResult:
             sub_events=serde.dumps(result.sub_events, types) if call.stream else [],
             awaiting=[{"name": t.name, **serde.task_to_wire(t, (PUSH,))}
                       for t in result.awaiting],
-            took_null_resume=result.took_null_resume)
+            took_null_resume=result.took_null_resume, cached=result.cached)
     except (UndeclaredTypeError, TypeError) as exc:
         raise _refuse(f"node '{call.node}' wrote a value it cannot store", exc) from None
+    await caching.aput_json(cache, key, result, out.writes)
+    return out
 
 
 @activity.defn(name="route_update")
 async def route_update(call: UpdateCall) -> NodeResult:
     """`update_state` as a node with routing functions: they are user code, so run here."""
     spec = registry.lookup(call.graph).spec
+    if call.checkpoint_ns:  # a subgraph's node: its graph, found by node names
+        spec = state.spec_at(spec, call.checkpoint_ns)
     config = {"configurable": {"thread_id": call.thread_id}}
     try:
         values, current = serde.loads(call.values, spec.types), serde.loads(call.state,

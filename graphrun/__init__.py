@@ -25,6 +25,7 @@ from graphrun.runtime import Runtime, get_runtime, get_store, get_stream_writer
 from graphrun.types import (
                              END,
                              START,
+                             CachePolicy,
                              Command,
                              Interrupt,
                              PregelTask,
@@ -38,6 +39,7 @@ from graphrun.types import (
 __all__ = [
                              "END",
                              "START",
+                             "CachePolicy",
                              "Command",
                              "CompiledStateGraph",
                              "EmptyInputError",

@@ -23,10 +23,11 @@ import contextvars
 import inspect
 import threading
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from graphrun import cache as caching
 from graphrun.channels import MISSING
 from graphrun.checkpoint import Task, TaskCall, TaskResult, interrupt_id, task_id
 from graphrun.errors import (
@@ -35,7 +36,15 @@ from graphrun.errors import (
     NodeFailedError,
     TargetReached,
 )
-from graphrun.runner import _CONTEXT, TaskContext, _awaiting, current_task, task_config
+from graphrun.limits import alimited, current_slots, limited
+from graphrun.runner import (
+    _CONTEXT,
+    TaskContext,
+    _awaiting,
+    _within,
+    current_task,
+    task_config,
+)
 from graphrun.runtime import injected
 from graphrun.types import (
     NS_END,
@@ -45,21 +54,26 @@ from graphrun.types import (
     PendingTask,
     RetryPolicy,
     TaskError,
+    TimeoutPolicy,
     matching_policy,
     retry_delay,
 )
 
 
 def call_task(name: str, fn: Callable[..., Any], args: tuple[Any, ...],
-              kwargs: dict[str, Any], retry: Sequence[RetryPolicy]) -> TaskFuture:
+              kwargs: dict[str, Any], retry: Sequence[RetryPolicy],
+              cache_policy: Any = None, timeout: TimeoutPolicy | None = None) -> TaskFuture:
     """Call `fn` as the task `name` of the running task; returns its future."""
     ctx = current_task()
     if ctx is None:
         raise RuntimeError(
             f"task '{name}' was called outside a running graph. Call @task functions inside "
             f"an @entrypoint or a graph node while it runs.")
+    # The task's own policy, else its entrypoint's (LangGraph's graph-wide cache_policy).
+    policy = cache_policy if cache_policy is not None else getattr(ctx.graph, "cache_policy",
+                                                                   None)
     idx, ctx.call_counter = ctx.call_counter, ctx.call_counter + 1
-    call = _call(ctx, name, idx)
+    call = _call(ctx, name, idx, timeout)
     saved: PendingTask | None = ctx.calls.get(call.id)
     if saved is not None and saved.status != "interrupted":
         return TaskFuture(call, outcome=saved)
@@ -68,27 +82,29 @@ def call_task(name: str, fn: Callable[..., Any], args: tuple[Any, ...],
             return TaskFuture(call, ctx=ctx)  # another round's call: its result never read
 
         def run() -> TaskResult:
-            return run_call(_context(ctx, call, saved), fn, args, kwargs, retry)
+            return run_call(_context(ctx, call, saved), fn, args, kwargs, retry, policy)
 
         async def arun() -> TaskResult:
-            return await arun_call(_context(ctx, call, saved), fn, args, kwargs, retry)
+            return await arun_call(_context(ctx, call, saved), fn, args, kwargs, retry, policy)
 
         raise TargetReached(run, arun)
     if ctx.inline_calls:
-        return _start(ctx, call, saved, fn, args, kwargs, retry)
+        return _start(ctx, call, saved, fn, args, kwargs, retry, policy)
     if saved is not None and not _answered(ctx, call, saved):
         return TaskFuture(call, outcome=saved)  # still waiting for its answer
     ctx.awaiting.append(call)
     return TaskFuture(call, ctx=ctx)
 
 
-def _call(ctx: TaskContext, name: str, idx: int) -> Task:
+def _call(ctx: TaskContext, name: str, idx: int, timeout: TimeoutPolicy | None = None
+          ) -> Task:
     caller = ctx.call.task
     cid = task_id(ctx.call.checkpoint_id, caller.ns, caller.step, name, PUSH,
                   f"{caller.id}:{idx}")
     prefix = caller.ns.rsplit(NS_SEP, 1)[0] + NS_SEP if NS_SEP in caller.ns else ""
     return Task(id=cid, name=name, path=(PUSH, idx, caller.id), triggers=(PUSH,),
-                input=None, ns=f"{prefix}{name}{NS_END}{cid}", step=caller.step)
+                input=None, ns=f"{prefix}{name}{NS_END}{cid}", step=caller.step,
+                timeout=timeout.to_data() if timeout is not None else None)
 
 
 def _answered(ctx: TaskContext, call: Task, saved: PendingTask) -> bool:
@@ -125,8 +141,8 @@ def _context(ctx: TaskContext, call: Task, saved: PendingTask | None) -> TaskCon
 
 
 def _start(ctx: TaskContext, call: Task, saved: PendingTask | None, fn: Callable[..., Any],
-           args: tuple[Any, ...], kwargs: dict[str, Any], retry: Sequence[RetryPolicy]
-           ) -> TaskFuture:
+           args: tuple[Any, ...], kwargs: dict[str, Any], retry: Sequence[RetryPolicy],
+           policy: Any) -> TaskFuture:
     """Run a call now, beside its caller (in-process)."""
     c = _context(ctx, call, saved)
     if inspect.iscoroutinefunction(fn):
@@ -135,15 +151,18 @@ def _start(ctx: TaskContext, call: Task, saved: PendingTask | None, fn: Callable
         except RuntimeError:
             loop = None
         if loop is not None:
-            task = loop.create_task(arun_call(c, fn, args, kwargs, retry),
+            # A call takes one of the run's max_concurrency slots, as LangGraph's does.
+            task = loop.create_task(alimited(current_slots(),
+                                             arun_call(c, fn, args, kwargs, retry, policy)),
                                     context=contextvars.copy_context())
             return TaskFuture(call, ctx=ctx, running=task)
     future: concurrent.futures.Future[TaskResult] = concurrent.futures.Future()
-    context = contextvars.copy_context()
+    context, slots = contextvars.copy_context(), current_slots()
 
     def work() -> None:
         try:
-            future.set_result(context.run(run_call, c, fn, args, kwargs, retry))
+            future.set_result(context.run(limited, slots, run_call, c, fn, args, kwargs,
+                                          retry, policy))
         except BaseException as exc:
             future.set_exception(exc)
 
@@ -153,7 +172,44 @@ def _start(ctx: TaskContext, call: Task, saved: PendingTask | None, fn: Callable
 
 # -- running one call -------------------------------------------------------------------
 def run_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
-             kwargs: dict[str, Any], retry: Sequence[RetryPolicy]) -> TaskResult:
+             kwargs: dict[str, Any], retry: Sequence[RetryPolicy],
+             policy: Any = None) -> TaskResult:
+    """Run a call, or take its writes from the cache (graphrun.cache)."""
+    cache = caching.active()
+    key = caching.call_key(policy, fn, args, kwargs) if cache is not None else None
+    if (writes := caching.get(cache, key, c.graph.types)) is not None:
+        return _cached(c, writes, args, kwargs)
+    result = _run_call(c, fn, args, kwargs, retry)
+    caching.put(cache, key, result, None if c.inline_calls else c.graph.types)
+    return result
+
+
+async def arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
+                    kwargs: dict[str, Any], retry: Sequence[RetryPolicy],
+                    policy: Any = None) -> TaskResult:
+    cache = caching.active()
+    key = caching.call_key(policy, fn, args, kwargs) if cache is not None else None
+    if (writes := await caching.aget(cache, key, c.graph.types)) is not None:
+        return _cached(c, writes, args, kwargs)
+    result = await _arun_call(c, fn, args, kwargs, retry)
+    await caching.aput(cache, key, result, None if c.inline_calls else c.graph.types)
+    return result
+
+
+def _cached(c: TaskContext, writes: list[tuple[str, Any]], args: tuple[Any, ...],
+            kwargs: dict[str, Any]) -> TaskResult:
+    """A cache hit: streamed as an update marked cached, with no result chunk (LangGraph)."""
+    t = c.call.task
+    _task_chunk(c, {"input": (args, kwargs), "triggers": t.triggers})
+    result = caching.hit(t.id, writes)
+    if c.inline_calls:  # on Temporal the workflow streams it
+        c.sub_event(("updates", {t.name: result.update, "__metadata__": {"cached": True}}))
+        c.finished_calls.append((t, result))
+    return result
+
+
+def _run_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
+              kwargs: dict[str, Any], retry: Sequence[RetryPolicy]) -> TaskResult:
     attempt, base = 0, c.config
     while True:
         attempt += 1
@@ -162,7 +218,7 @@ def run_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
         try:
             with _entered(c, run):
                 given = _injecting(c, fn, args, kwargs)
-                out = asyncio.run(fn(*args, **given)) if inspect.iscoroutinefunction(
+                out = asyncio.run(_timed(c, fn(*args, **given))) if inspect.iscoroutinefunction(
                     fn) else fn(*args, **given)
             run = _ended(run, None, out)
             return _done(c, out)
@@ -176,8 +232,8 @@ def run_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
         time.sleep(delay)
 
 
-async def arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
-                    kwargs: dict[str, Any], retry: Sequence[RetryPolicy]) -> TaskResult:
+async def _arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
+                     kwargs: dict[str, Any], retry: Sequence[RetryPolicy]) -> TaskResult:
     attempt, base = 0, c.config
     while True:
         attempt += 1
@@ -187,7 +243,7 @@ async def arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...
             with _entered(c, run):
                 out = fn(*args, **_injecting(c, fn, args, kwargs))
                 if inspect.isawaitable(out):
-                    out = await out
+                    out = await _timed(c, out)
             run = await _aended(run, None, out)
             return _done(c, out)
         except TargetReached as reached:
@@ -201,6 +257,12 @@ async def arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...
         finally:
             _CONTEXT.reset(token)
         await asyncio.sleep(delay)
+
+
+def _timed(c: TaskContext, work: Awaitable[Any]) -> Awaitable[Any]:
+    """A call's work under its `@task(timeout=...)`, if it has one (as a node's)."""
+    policy = TimeoutPolicy.from_data(c.call.task.timeout)
+    return work if policy is None else _within(work, policy, c.call.task.name, c)
 
 
 def _injecting(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],

@@ -136,6 +136,8 @@ class TaskCall:
     # as its own activity, by running its caller again down to it).
     target: list[str] = field(default_factory=list)
     remaining_steps: int = 25  # supersteps the run may still take, this one included
+    # The checkpoints its subgraphs run from, by namespace (engine.RunOptions).
+    subgraph_checkpoints: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -160,3 +162,4 @@ class TaskResult:
     calls: list[tuple[Task, TaskResult]] = field(default_factory=list)
     awaiting: list[Task] = field(default_factory=list)
     took_null_resume: bool = False  # a call answered its interrupt with the run's resume
+    cached: bool = False  # its writes came from the cache (graphrun.cache): the node did not run

@@ -193,6 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--store", default=None, metavar="MODULE:ATTR",
                         help="LangGraph store (BaseStore) the graphs' nodes get as `store`; "
                              "default: each graph's compile(store=...)")
+    worker.add_argument("--cache", default=None, metavar="MODULE:ATTR",
+                        help="LangGraph cache (BaseCache) for nodes and tasks with a "
+                             "CachePolicy; default: each graph's compile(cache=...)")
     _metrics_argument(worker)
 
     srv = sub.add_parser("serve", parents=[conn], help="serve the LangGraph Server API",
@@ -818,31 +821,49 @@ def _stop_event() -> asyncio.Event:
     return stop
 
 
-def load_store(spec: str) -> Any:
-    """`--store module:attr`: the object there (a LangGraph `BaseStore`)."""
+def _load_object(flag: str, spec: str, example: str) -> Any:
+    """`--flag module:attr`: the object there."""
     _ensure_cwd_on_path()
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise CLIError(f"--store {spec!r}: expected MODULE:ATTR, e.g. myapp.memory:store", 2)
+        raise CLIError(f"{flag} {spec!r}: expected MODULE:ATTR, e.g. {example}", 2)
     try:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
-        raise CLIError(f"--store {spec!r}: {exc}", 2) from None
+        raise CLIError(f"{flag} {spec!r}: {exc}", 2) from None
+    return obj
+
+
+def load_store(spec: str) -> Any:
+    """`--store module:attr`: the object there (a LangGraph `BaseStore`)."""
+    obj = _load_object("--store", spec, "myapp.memory:store")
     if not callable(getattr(obj, "batch", None)):  # BaseStore's one abstract method
         raise CLIError(f"--store {spec!r} is a {type(obj).__name__}, not a LangGraph store "
                        f"(BaseStore)", 2)
     return obj
 
 
+def load_cache(spec: str) -> Any:
+    """`--cache module:attr`: the object there (a LangGraph `BaseCache`)."""
+    obj = _load_object("--cache", spec, "myapp.memory:cache")
+    if not all(callable(getattr(obj, m, None)) for m in ("get", "aget", "set", "aset",
+                                                          "clear", "aclear")):
+        raise CLIError(f"--cache {spec!r} is a {type(obj).__name__}, not a LangGraph cache "
+                       f"(BaseCache)", 2)
+    return obj
+
+
 async def _serve(client: Any, graphs: Mapping[str, Any], task_queue: str,
-                 stop: asyncio.Event, metrics: bool = False, store: Any = None) -> None:
+                 stop: asyncio.Event, metrics: bool = False, store: Any = None,
+                 cache: Any = None) -> None:
     from graphrun.metrics import waiting_reporter
     from graphrun.worker import create_worker
 
     # The client brings its tracing (or none: --tracing and the environment decided).
-    worker = create_worker(client, graphs, task_queue=task_queue, tracing=None, store=store)
+    worker = create_worker(client, graphs, task_queue=task_queue, tracing=None, store=store,
+                           cache=cache)
     reporter = (waiting_reporter(client, graphs) if metrics
                 else contextlib.nullcontext())
     async with reporter:
@@ -902,6 +923,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
 async def cmd_worker(args: argparse.Namespace) -> int:
     graphs = _graphs(args)
     store = load_store(args.store) if args.store else None
+    cache = load_cache(args.cache) if args.cache else None
     conn = _connection(args)
     stop = _stop_event()
     gc = await _connect(conn)
@@ -909,9 +931,10 @@ async def cmd_worker(args: argparse.Namespace) -> int:
             f"{conn.task_queue})", f"serving graphs: {', '.join(sorted(graphs))}",
             _encryption_line(conn.encryption), _storage_line(conn.payload_dir),
             _tracing_line(gc), _metrics_line(conn.metrics_bind),
-            *([f"store: {args.store}"] if store is not None else []), "ready; Ctrl-C to stop"])
+            *([f"store: {args.store}"] if store is not None else []),
+            *([f"cache: {args.cache}"] if cache is not None else []), "ready; Ctrl-C to stop"])
     await _serve(gc.client, graphs, conn.task_queue, stop, metrics=bool(conn.metrics_bind),
-                 store=store)
+                 store=store, cache=cache)
     _print(["worker stopped"])
     return 0
 

@@ -60,6 +60,7 @@ from graphrun.payloads import (
     ResumeSignal,
     RunResult,
     StartRequest,
+    SubgraphUpdate,
     ThreadResult,
 )
 from graphrun.runnable import RunnableGraph, graph_output, stream_parts
@@ -485,7 +486,7 @@ class RemoteGraph(RunnableGraph):
         says what happens to runs already on the thread (InvokeRequest.multitask), and
         `background` returns a "running" RunResult as soon as the workflow took the run;
         the run is POSTed to `webhook` when it ends, and starts `after_seconds` late."""
-        state.root_only(config, "run")
+        checkpoint_id, subgraph_checkpoints = state.run_from(config)
         if options.get("control") is not None:
             raise TypeError("control= (a RunControl) drains runs in this process: a thread on "
                             "Temporal keeps running in its workflow. Cancel the caller (the "
@@ -495,12 +496,15 @@ class RemoteGraph(RunnableGraph):
 
             input = to_graphrun(input)
         tid = _thread_id(config)
-        configurable = dict((config or {}).get("configurable") or {})
+        configurable = {k: v for k, v in ((config or {}).get("configurable") or {}).items()
+                        if k not in ("checkpoint_id", "checkpoint_ns", "checkpoint_map")}
         req = InvokeRequest(input=self._send(input, "the input"),
-                            checkpoint_id=configurable.pop("checkpoint_id", None),
+                            checkpoint_id=checkpoint_id,
+                            subgraph_checkpoints=subgraph_checkpoints,
                             config={"configurable": serde.dumps(configurable),
-                                    **({"recursion_limit": config["recursion_limit"]}
-                                       if config and "recursion_limit" in config else {})},
+                                    **{k: config[k] for k in ("recursion_limit",
+                                                              "max_concurrency")
+                                       if config and k in config}},
                             stream=stream, stream_to=stream_to,
                             stream_modes=_names(options.get("stream_mode")) or [],
                             interrupt_before=_names(options.get("interrupt_before")),
@@ -890,7 +894,14 @@ class RemoteGraph(RunnableGraph):
 
     async def _update(self, config: Mapping[str, Any], update: str, args: list[Any]
                       ) -> dict[str, Any]:
-        state.root_only(config, "update")
+        c = (config or {}).get("configurable") or {}
+        if c.get("checkpoint_ns"):  # a subgraph's own thread: it answers the new config
+            bulk = update == "bulk_update_state"
+            update, args = "update_subgraph_state", [SubgraphUpdate(
+                values=args[0], as_node=None if bulk else args[1], bulk=bulk,
+                checkpoint_ns=c["checkpoint_ns"], checkpoint_id=c.get("checkpoint_id"),
+                checkpoint_map={k: str(v) for k, v in (c.get("checkpoint_map") or {}).items()
+                                if v})]
         with self.gc.trace(self.name, _thread_id(config), {"values": args[0]}, what=update):
             try:
                 return await self._update_once(config, update, args)
@@ -902,10 +913,11 @@ class RemoteGraph(RunnableGraph):
                            ) -> dict[str, Any]:
         tid = _thread_id(config)
         wid = self.gc.workflow_id(tid)
+        answer: type = dict if update == "update_subgraph_state" else str
         try:
             try:
                 new_id = await self.gc.client.get_workflow_handle(wid).execute_update(
-                    update, args=args, result_type=str)
+                    update, args=args, result_type=answer)
             except RPCError as exc:
                 if exc.status != RPCStatusCode.NOT_FOUND:
                     raise
@@ -914,13 +926,15 @@ class RemoteGraph(RunnableGraph):
                 finished, metadata = await self._prior(wid)
                 seed, runs = (await self._thread_of(finished), await self._runs_of(finished)
                               ) if finished is not None else (None, [])
-                new_id = await self._start_with(update, args, str, tid, seed,
+                new_id = await self._start_with(update, args, answer, tid, seed,
                                                 WorkflowIDReusePolicy.ALLOW_DUPLICATE,
                                                 memo=self._memo(metadata, None), runs=runs)
         except WorkflowUpdateFailedError as exc:
             if _unhandled(exc):
                 raise _RecordOpen() from exc
             raise _translate(exc) from exc
+        if isinstance(new_id, dict):
+            return new_id
         return {"configurable": {"thread_id": tid, "checkpoint_ns": "", "checkpoint_id": new_id}}
 
     def get_state(self, config: Mapping[str, Any]) -> StateSnapshot:

@@ -310,6 +310,9 @@ class RunOptions:
     # What a caller streams; the 'checkpoints' and 'debug' chunks are made only if asked.
     stream_modes: frozenset[str] = frozenset()
     messages_v2: bool = False  # 'messages' as content-block events (graphrun.run_stream)
+    # A subgraph's own checkpoint to run from, by the subgraph's namespace (a config
+    # naming a subgraph's checkpoint: time travel inside the subgraph).
+    subgraph_checkpoints: Mapping[str, str] | None = None
 
 
 class Run:
@@ -356,10 +359,13 @@ class Run:
         self._waiting: dict[str, set[str]] = {}
         self._held: dict[str, TaskResult] = {}
         self._round: list[Task] = []
+        self.subgraph_checkpoints = dict(o.subgraph_checkpoints or {})
         base = thread.get(o.checkpoint)
         if o.checkpoint is not None and base is not None and base is not thread.head:
-            base = self._fork(base, dropping_answers=not (
-                isinstance(input, Command) and input.resume is not None))
+            # A subgraph given its answer by its parent keeps the answers it has.
+            resuming = ((isinstance(input, Command) and input.resume is not None)
+                        or o.null_resume is not MISSING or bool(o.resume_map))
+            base = self._fork(base, dropping_answers=not resuming)
         # Work on a copy of the head; it replaces the head only once the run commits or
         # pauses, so a refused input (a bad answer, say) leaves the thread untouched.
         self._base = base
@@ -381,9 +387,33 @@ class Run:
 
     def _fork(self, base: Checkpoint, *, dropping_answers: bool) -> Checkpoint:
         pending = {} if dropping_answers else copy.deepcopy(base.pending)
-        return self._append(lambda cid: dataclasses.replace(
+        fork = self._append(lambda cid: dataclasses.replace(
             copy.deepcopy(base), id=cid, source="fork", parent_id=base.id,
             created_at=self.clock(), pending=pending, writes=None))
+        if self.subgraph_checkpoints:
+            self._carry_subgraphs(base, fork, keep_threads=dropping_answers)
+        return fork
+
+    def _carry_subgraphs(self, base: Checkpoint, fork: Checkpoint, *, keep_threads: bool
+                         ) -> None:
+        """Running from a subgraph's checkpoint: the fork's tasks are the base's under
+        new ids. The subgraph threads the base's tasks saved go with them (without their
+        answers, as the fork's own are dropped), and the namespaces that name a
+        subgraph's checkpoint follow the new task ids."""
+        _, channels = resolve_checkpoint(self.graph, base)
+        old = prepare_tasks(self.graph, base, channels, self.ns)
+        new = prepare_tasks(self.graph, fork, channels, self.ns)
+        for before, after in zip(old, new, strict=True):
+            p = base.pending.get(before.id)
+            if keep_threads and p is not None and p.nested:
+                fork.pending[after.id] = PendingTask(status="interrupted",
+                                                     nested=copy.deepcopy(p.nested))
+            elif not keep_threads and before.id in fork.pending:
+                fork.pending[after.id] = fork.pending.pop(before.id)
+            self.subgraph_checkpoints = {
+                (after.ns + k[len(before.ns):] if k == before.ns
+                 or k.startswith(before.ns + NS_SEP) else k): v
+                for k, v in self.subgraph_checkpoints.items()}
 
     def _start(self, input: Any, checkpointer: bool) -> None:
         g, ckpt = self.graph, self.ckpt
@@ -504,7 +534,10 @@ class Run:
         elif r.paused:
             self._emit_breakpoint()
         elif not r.error:
-            self.events.append(("updates", {t.name: update_chunk(self.graph, r.writes)}))
+            self.events.append(("updates", {t.name: update_chunk(self.graph, r.writes),
+                                            **_cached(r)}))
+        if r.cached:  # a cache hit streams no task result (LangGraph)
+            return
         self._emit_task({
             "id": t.id, "name": t.name,
             # The exception itself, as LangGraph's (in-process); its text where only that
@@ -565,7 +598,10 @@ class Run:
         p = self.ckpt.pending.get(task.id)
         resume = list(p.resume) if p else []
         # Stateful subgraphs' threads, then what a paused task saved (its own subgraphs).
-        nested = {**copy.deepcopy(self.ckpt.subgraphs), **(copy.deepcopy(p.nested) if p else {})}
+        own = f"{STATEFUL}{task.name}:"
+        nested = {**{k: copy.deepcopy(v) for k, v in self.ckpt.subgraphs.items()
+                     if k.startswith(own)},
+                  **(copy.deepcopy(p.nested) if p else {})}
         if self.resume_map:
             nxt = interrupt_id(task.ns, len(resume))
             if nxt in self.resume_map:
@@ -581,7 +617,8 @@ class Run:
                         messages_v2=self.options.messages_v2,
                         debug="debug" in self.options.stream_modes,
                         checkpoint_id=self.ckpt.id, durability=self.options.durability,
-                        calls=calls, remaining_steps=self.recursion_limit - self.steps)
+                        calls=calls, remaining_steps=self.recursion_limit - self.steps,
+                        subgraph_checkpoints=dict(self.subgraph_checkpoints))
 
     def _owner_of_null_resume(self) -> str | None:
         # The single pending interrupt's task; else (lenient mode) the first task.
@@ -658,9 +695,10 @@ class Run:
         # __start__'s result is its input, which the checkpoint before already holds.
         metadata_writes = {t.id: task_result(self.graph, r.writes) for t, r in ordered
                            if t.name != START} or None
-        work.subgraphs = {**work.subgraphs, **{k: v for _, r in ordered
+        # Each task gives back the stateful subgraphs of its own node only.
+        work.subgraphs = {**work.subgraphs, **{k: v for t, r in ordered
                                                for k, v in r.nested.items()
-                                               if k.startswith(STATEFUL)}}
+                                               if k.startswith(f"{STATEFUL}{t.name}:")}}
         self._commit(work, source="loop", step=step, writes=metadata_writes)
         if updated & set(self.graph.output_keys):
             self.events.append(("values", self.values()))
@@ -740,7 +778,8 @@ class Run:
             self.null_resume = MISSING
         self.events += [("custom", chunk) for chunk in r.custom]
         if not r.error and not r.interrupts:
-            self.events.append(("updates", {call.name: dict(r.writes).get(RETURN)}))
+            self.events.append(("updates", {call.name: dict(r.writes).get(RETURN),
+                                            **_cached(r)}))
 
     def _commit(self, prev: Checkpoint, *, source: str, step: int,
                 writes: dict[str, Any] | None) -> None:
@@ -793,6 +832,10 @@ class Run:
             # A state that is not a dict gives way to the interrupts (LangGraph).
             out = {**(out if isinstance(out, dict) else {}), INTERRUPT: list(self.interrupts)}
         return out
+
+
+def _cached(r: TaskResult) -> dict[str, Any]:
+    return {"__metadata__": {"cached": True}} if r.cached else {}
 
 
 def _pending_of(r: TaskResult) -> PendingTask:

@@ -9,6 +9,7 @@
     ├── NodeFailedError                     a node exhausted its retries
     ├── NodeTimeoutError                    an attempt ran past its TimeoutPolicy
     ├── NodeCancelledError                  a node raised asyncio.CancelledError itself
+    ├── StepTimeoutError (TimeoutError)     a superstep ran past the graph's step_timeout
     ├── GraphNotFoundError (LookupError)    the worker does not serve the graph
     ├── UndeclaredTypeError (ValueError)    data names a class the graph did not declare
     ├── InputLimitError (ValueError)        an input or answer is too large or too deep
@@ -129,6 +130,19 @@ class NodeCancelledError(GraphrunError):
     def __init__(self, node: str, message: str | None = None) -> None:
         super().__init__(message or f"Node {node!r} raised asyncio.CancelledError")
         self.node = node
+
+
+class StepTimeoutError(GraphrunError, TimeoutError):
+    """A superstep ran past the graph's `step_timeout` (LangGraph raises TimeoutError).
+
+    The step's unfinished tasks were cancelled; what finished is kept as pending writes,
+    so invoking the thread again with None runs only the unfinished tasks.
+    """
+
+    def __init__(self, message: str, *, step: int | None = None,
+                 nodes: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.step, self.nodes = step, tuple(nodes)
 
 
 class ThreadBusyError(GraphrunError, RuntimeError):

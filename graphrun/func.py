@@ -28,19 +28,22 @@ calls when it runs again fails the run with `CallMismatchError`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
+from graphrun.cache import CACHE_NS_WRITES, identifier
 from graphrun.calls import TaskFuture, call_task
 from graphrun.channels import EphemeralValue, LastValue, Topic
-from graphrun.graph import StateGraph
+from graphrun.graph import StateGraph, _activity_timeout, _heartbeat_timeout, coerce_timeout
 from graphrun.local import CompiledStateGraph
 from graphrun.spec import ROOT, GraphSpec, NodeSpec, declared_types
-from graphrun.types import START, TASKS, RetryPolicy
+from graphrun.types import START, TASKS, RetryPolicy, TimeoutPolicy
 
 __all__ = ["entrypoint", "task"]
 
@@ -56,34 +59,65 @@ class _Task:
     future of its result."""
 
     def __init__(self, func: Callable[..., Any], name: str,
-                 retry_policy: Sequence[RetryPolicy]) -> None:
+                 retry_policy: Sequence[RetryPolicy], cache_policy: Any = None,
+                 timeout: TimeoutPolicy | None = None) -> None:
         self.func = func
+        self.timeout = timeout
         self.name = name
         self.retry_policy = tuple(retry_policy)
+        self.cache_policy = cache_policy
         functools.update_wrapper(self, func)
 
     def __call__(self, *args: Any, **kwargs: Any) -> TaskFuture:
-        return call_task(self.name, self.func, args, kwargs, self.retry_policy)
+        return call_task(self.name, self.func, args, kwargs, self.retry_policy,
+                         self.cache_policy, self.timeout)
+
+    def clear_cache(self, cache: Any) -> None:
+        """Drop this task's cached results from `cache` (a LangGraph `BaseCache`)."""
+        if self.cache_policy is not None:
+            cache.clear([(CACHE_NS_WRITES, identifier(self.func))])
+
+    async def aclear_cache(self, cache: Any) -> None:
+        if self.cache_policy is not None:
+            await cache.aclear([(CACHE_NS_WRITES, identifier(self.func))])
 
 
 def task(__func: Callable[..., Any] | None = None, *, name: str | None = None,
          retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
-         **_: Any) -> Any:
+         cache_policy: Any = None,
+         timeout: float | timedelta | TimeoutPolicy | None = None, **_: Any) -> Any:
     """Make a function a task: called inside an @entrypoint (or a graph node) it runs as
     a task of its own, returns a future, and its result is kept with the thread.
 
     `@task`, `@task()`, `@task(name=..., retry_policy=...)` or `task(fn, name=...)`.
     A task's arguments and result stay in the worker that runs it; the result must
     be JSON-serialisable data (or a declared class) to be kept on Temporal.
+    `cache_policy=CachePolicy(...)`: results are cached by the call's arguments in the
+    entrypoint's `cache` (see graphrun.cache).
+    `timeout`: each attempt's limits (seconds, a timedelta or a `TimeoutPolicy`); past
+    them the call fails with `NodeTimeoutError` (retried if its retry policy says so).
+    Async functions only: a sync function cannot be cancelled.
     """
+    policy = coerce_timeout(timeout)
     retry: Sequence[RetryPolicy] = (() if retry_policy is None else
                                     (retry_policy,) if isinstance(retry_policy, RetryPolicy)
                                     else tuple(retry_policy))
 
     def wrap(fn: Callable[..., Any]) -> _Task:
-        return _Task(fn, name or _name_of(fn), retry)
+        _async_for_timeout(fn, policy, "task", name)
+        return _Task(fn, name or _name_of(fn), retry, cache_policy, policy)
 
     return wrap if __func is None else wrap(__func)
+
+
+def _async_for_timeout(fn: Any, timeout: TimeoutPolicy | None, kind: str,
+                       name: str | None) -> None:
+    call = type(fn).__call__ if callable(fn) and not inspect.isroutine(fn) else None
+    if timeout is not None and not (inspect.iscoroutinefunction(fn) or
+                                    inspect.iscoroutinefunction(call)):
+        raise ValueError(
+            f"{kind} '{name or _name_of(fn)}': timeouts are only supported for async nodes "
+            f"(a sync function cannot be cancelled). Make it async, or drop the timeout.")
 
 
 def _name_of(fn: Any) -> str:
@@ -112,12 +146,20 @@ class entrypoint:
     def __init__(self, checkpointer: Any = None, store: Any = None, cache: Any = None,
                  context_schema: Any = None, *, name: str | None = None,
                  retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
-                 types: Iterable[type] = (), **_: Any) -> None:
+                 types: Iterable[type] = (), cache_policy: Any = None,
+                 timeout: float | timedelta | TimeoutPolicy | None = None, **_: Any) -> None:
         """`name`: the name a Temporal worker serves the graph under (the function's
         name by default; its node keeps the function's name). `types`: classes its
-        data may hold beyond those its annotations declare (see StateGraph.compile)."""
+        data may hold beyond those its annotations declare (see StateGraph.compile).
+        `cache` (a LangGraph `BaseCache`) keeps the results of tasks with a
+        `cache_policy`; this `cache_policy` applies to the entrypoint and every task
+        without one of its own. `timeout`: the entrypoint's limits per attempt, as
+        @task's (on Temporal also its activity's timeouts)."""
+        self.timeout = coerce_timeout(timeout)
         self.checkpointer = checkpointer
         self.store = store
+        self.cache = cache
+        self.cache_policy = cache_policy
         self.context_schema = context_schema
         self.name = name
         self.retry_policy = (() if retry_policy is None else
@@ -130,14 +172,22 @@ class entrypoint:
             raise NotImplementedError(
                 f"@entrypoint does not support generator functions ({_name_of(func)}); "
                 f"return a value, and stream with get_stream_writer() instead.")
+        _async_for_timeout(func, self.timeout, "entrypoint", None)
         spec = EntrypointSpec.of(func, name=self.name, context_schema=self.context_schema,
-                                 retry_policy=self.retry_policy, types=self.types)
+                                 retry_policy=self.retry_policy, types=self.types,
+                                 cache_policy=self.cache_policy)
+        if self.timeout is not None:  # as add_node(timeout=...): on Temporal, the activity's
+            spec = dataclasses.replace(spec, nodes={n: dataclasses.replace(
+                node, timeout_policy=self.timeout, timeout=_activity_timeout(self.timeout),
+                heartbeat_timeout=_heartbeat_timeout(self.timeout))
+                for n, node in spec.nodes.items()})
         if self.checkpointer not in (None, True, False) and not callable(
                 getattr(self.checkpointer, "thread", None)):
             raise TypeError(
                 "Invalid checkpointer provided: it must be graphrun's InMemorySaver (or "
                 "None). On Temporal the workflow keeps the thread: pass none.")
-        return CompiledStateGraph(spec, checkpointer=self.checkpointer, store=self.store)
+        return CompiledStateGraph(spec, checkpointer=self.checkpointer, store=self.store,
+                                  cache=self.cache)
 
 
 @dataclass(frozen=True)
@@ -150,6 +200,7 @@ class EntrypointSpec(GraphSpec):
     # The name of its runs for LangChain callbacks: LangGraph's ("LangGraph"), unless
     # `@entrypoint(name=...)` names it.
     run_name: str | None = None
+    cache_policy: Any = None  # for the entrypoint and its tasks without one of their own
 
     @property
     def input_type(self) -> Any:
@@ -183,7 +234,8 @@ class EntrypointSpec(GraphSpec):
 
     @classmethod
     def of(cls, func: Callable[..., Any], *, name: str | None, context_schema: Any,
-           retry_policy: Sequence[RetryPolicy], types: Iterable[type]) -> EntrypointSpec:
+           retry_policy: Sequence[RetryPolicy], types: Iterable[type],
+           cache_policy: Any = None) -> EntrypointSpec:
         node_name = _name_of(func)
         params = inspect.signature(func).parameters
         if not params:
@@ -194,7 +246,7 @@ class EntrypointSpec(GraphSpec):
         injects = tuple(n for n in _INJECTABLE if n in params)
         node = NodeSpec(name=node_name, fn=_node(func, "previous" in params),
                         retry_policy=tuple(retry_policy), injects=injects,
-                        is_async=inspect.iscoroutinefunction(func))
+                        is_async=inspect.iscoroutinefunction(func), cache_policy=cache_policy)
         builder = StateGraph(hints.get(first, Any), context_schema=context_schema)
         channels = {START: EphemeralValue(START), ROOT: LastValue(ROOT),
                     PREVIOUS: LastValue(PREVIOUS), TASKS: Topic(TASKS)}
@@ -206,7 +258,8 @@ class EntrypointSpec(GraphSpec):
             local_activities=False, state_keys=(ROOT,), input_keys=(START,),
             output_keys=(ROOT,), types=declared_types([a for a in annotations if a], types),
             trigger_channels=frozenset({START}), entry_input=hints.get(first, Any),
-            entry_output=hints.get("return", Any), run_name=name or "LangGraph")
+            entry_output=hints.get("return", Any), run_name=name or "LangGraph",
+            cache_policy=cache_policy)
 
 
 def _hints(func: Callable[..., Any]) -> dict[str, Any]:
@@ -229,9 +282,16 @@ def _node(func: Callable[..., Any], wants_previous: bool) -> Callable[..., Any]:
     if inspect.iscoroutinefunction(func):
         async def anode(values: Mapping[str, Any], **injected: Any) -> Any:
             return await func(values.get(START), **args(values, injected))
-        return anode
+        return _as(anode, func)
 
     def node(values: Mapping[str, Any], **injected: Any) -> Any:
         return func(values.get(START), **args(values, injected))
+    return _as(node, func)
+
+
+def _as(node: Callable[..., Any], func: Callable[..., Any]) -> Callable[..., Any]:
+    """The node named as its function, so its cache namespace is the function's (LangGraph)."""
+    node.__module__ = getattr(func, "__module__", node.__module__)
+    node.__qualname__ = getattr(func, "__qualname__", node.__qualname__)
     return node
 

@@ -53,6 +53,13 @@ def _policy(timeout: Any) -> TimeoutPolicy | None:
     return None
 
 
+def coerce_timeout(timeout: float | timedelta | TimeoutPolicy | None) -> TimeoutPolicy | None:
+    """`@task`/`@entrypoint(timeout=...)`: seconds or a timedelta cap a run, as LangGraph's."""
+    if timeout is None or isinstance(timeout, TimeoutPolicy):
+        return timeout
+    return TimeoutPolicy(run_timeout=timeout)
+
+
 def _heartbeat_timeout(timeout: Any) -> timedelta | None:
     idle = timeout.seconds()[1] if isinstance(timeout, TimeoutPolicy) else None
     return timedelta(seconds=idle) if idle else None
@@ -158,7 +165,9 @@ class StateGraph:
         graphrun extras: `timeout` (the activity's start-to-close timeout),
         `heartbeat_timeout`, and `local=True` to run the node as a Temporal local
         activity (for short nodes). `defer=True` runs the node only once the run has
-        nothing else to do (LangGraph's). Unknown LangGraph options are ignored.
+        nothing else to do (LangGraph's). `cache_policy=CachePolicy(...)` caches the
+        node's writes by its input in the graph's `compile(cache=...)` (see
+        graphrun.cache). Unknown LangGraph options are ignored.
         """
         if not isinstance(node, str):
             action = node
@@ -212,14 +221,14 @@ class StateGraph:
             injects=() if is_sub else injected(action),
             is_async=False if is_sub else _is_async(action), is_subgraph=is_sub,
             defer=bool(kwargs.get("defer")), reads_state=getattr(action, "reads_state", False),
-            afn=getattr(action, "afn", None),
+            afn=getattr(action, "afn", None), cache_policy=kwargs.get("cache_policy"),
             calls_graph=None if is_sub else _graph_in_closure(action))
         return self
 
     def set_node_defaults(self, *, retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
                           error_handler: Callable[..., Any] | None = None,
                           timeout: float | timedelta | TimeoutPolicy | None = None,
-                          **_: Any) -> StateGraph:
+                          cache_policy: Any = None, **_: Any) -> StateGraph:
         """Policies for every node that has none of its own, applied at compile()
         (LangGraph's). Not inherited by subgraphs."""
         if retry_policy is not None:
@@ -229,6 +238,8 @@ class StateGraph:
             self.node_defaults["error_handler"] = error_handler
         if timeout is not None:
             self.node_defaults["timeout"] = timeout
+        if cache_policy is not None:
+            self.node_defaults["cache_policy"] = cache_policy
         return self
 
     def nodes_with_defaults(self) -> dict[str, NodeSpec]:
@@ -248,6 +259,8 @@ class StateGraph:
                 changes["retry_policy"] = d["retry_policy"]
             if "error_handler" in d and spec.error_handler is None:
                 changes["error_handler"] = d["error_handler"]
+            if "cache_policy" in d and spec.cache_policy is None:
+                changes["cache_policy"] = d["cache_policy"]
             if "timeout" in d and spec.timeout_policy is None and spec.timeout is None:
                 t = d["timeout"]
                 changes.update(timeout=_activity_timeout(t), timeout_policy=_policy(t),
@@ -366,7 +379,7 @@ class StateGraph:
                 strict_resume: bool = True, local_activities: bool = False,
                 types: Iterable[type] = (), debug: bool = False,
                 stream_transformers: Sequence[Any] = (), store: Any = None,
-                **_: Any) -> Any:
+                cache: Any = None, **_: Any) -> Any:
         """Validate the graph and return a runnable `CompiledStateGraph`.
 
         Args:
@@ -387,6 +400,9 @@ class StateGraph:
             store: LangGraph's long-term memory store (e.g. `InMemoryStore()`, or any
                 `BaseStore`): nodes get it as `store`, `runtime.store`, `get_store()`.
                 On Temporal a worker uses it unless `create_worker(store=...)` is given.
+            cache: LangGraph's cache (e.g. `InMemoryCache()`, or any `BaseCache`) for
+                the nodes and tasks that have a `CachePolicy`; nothing else is cached.
+                On Temporal a worker uses it unless `create_worker(cache=...)` is given.
         """
         before = [interrupt_before] if isinstance(interrupt_before, str) else list(
             interrupt_before or [])
@@ -403,6 +419,7 @@ class StateGraph:
         spec = GraphSpec.build(self, name=name or "LangGraph", interrupt_before=before,
                                interrupt_after=after, strict_resume=strict_resume,
                                local_activities=local_activities, types=types)
-        compiled = CompiledStateGraph(spec, checkpointer=checkpointer, store=store)
+        compiled = CompiledStateGraph(spec, checkpointer=checkpointer, store=store,
+                                      cache=cache)
         compiled.stream_transformers = tuple(stream_transformers)
         return compiled

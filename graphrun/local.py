@@ -20,12 +20,14 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from graphrun import cache as caching
 from graphrun import callbacks as tracing
 from graphrun import engine, state
 from graphrun.channels import MISSING
-from graphrun.checkpoint import STATEFUL
+from graphrun.checkpoint import STATEFUL, Checkpoint
 from graphrun.engine import Run, RunOptions, TaskCall, TaskResult, Thread
 from graphrun.errors import GraphDrained, GraphInterrupt
+from graphrun.limits import alimited, limited, slots_for, timed_out
 from graphrun.runnable import RunnableGraph, graph_output, stream_parts
 from graphrun.runner import arun_task, current_task, handle_error, node_writes, run_task
 from graphrun.spec import GraphSpec
@@ -142,12 +144,16 @@ class CompiledStateGraph(RunnableGraph):
 
     spec: GraphSpec
     stream_transformers: tuple[Any, ...] = ()  # for stream_events(version="v3")
+    # LangGraph's: seconds a superstep may take; past it the step's unfinished tasks are
+    # cancelled and the run raises StepTimeoutError (a TimeoutError).
+    step_timeout: float | None = None
 
-    def __init__(self, spec: GraphSpec, *, checkpointer: Any = None, store: Any = None
-                 ) -> None:
+    def __init__(self, spec: GraphSpec, *, checkpointer: Any = None, store: Any = None,
+                 cache: Any = None) -> None:
         self.spec = spec
         self.checkpointer = checkpointer
         self.store = store  # LangGraph's BaseStore (long-term memory), or None
+        self.cache = cache  # LangGraph's BaseCache, for nodes with a CachePolicy, or None
 
     def _store(self) -> Any:
         """The store this run's nodes get. Run inside a node (a subgraph, or a graph the
@@ -184,10 +190,10 @@ class CompiledStateGraph(RunnableGraph):
              options: Mapping[str, Any]) -> Run:
         if isinstance(input, Command) and input.resume is not None and self.checkpointer is None:
             raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
-        state.root_only(config, "run")
         thread = self._thread(config)
+        checkpoint, subgraph_checkpoints = state.run_from(config)
         run = Run(self.spec, thread, input, clock=_now, options=RunOptions(
-            checkpoint=_checkpoint_id(config),
+            checkpoint=checkpoint, subgraph_checkpoints=subgraph_checkpoints,
             recursion_limit=int((config or {}).get("recursion_limit", self.spec.recursion_limit)),
             checkpointer=self.checkpointer is not None,
             interrupt_before=options.get("interrupt_before"),
@@ -207,6 +213,7 @@ class CompiledStateGraph(RunnableGraph):
 
     def _steps(self, run: Run, config: Mapping[str, Any] | None, live: Live | None = None,
                trace: tracing.GraphRun | None = None) -> Iterator[list[tuple[str, Any]]]:
+        slots, timeout = slots_for(config), self.step_timeout
         yield self._drain(run)
         stepped = False
         while tasks := run.next_tasks():
@@ -216,16 +223,29 @@ class CompiledStateGraph(RunnableGraph):
             yield self._drain(run)  # the tasks' start, before what they stream live
             calls = [run.call_for(t) for t in tasks]
             results: list[TaskResult] = []
-            if len(calls) == 1:
-                results = [self._execute(calls[0], run, config, live, trace)]
+            if len(calls) == 1 and not timeout:
+                results = [limited(slots, self._execute, calls[0], run, config, live, trace)]
             else:  # a step's nodes run at the same time, each in a thread (LangGraph)
-                with ThreadPoolExecutor(max_workers=len(calls)) as pool:
-                    futures = [pool.submit(contextvars.copy_context().run, self._execute, c,
-                                           run, config, live, trace) for c in calls]
-                    for future in as_completed(futures):  # chunks as each task finishes
+                pool = ThreadPoolExecutor(max_workers=len(calls))
+                futures = {pool.submit(contextvars.copy_context().run, limited, slots,
+                                       self._execute, c, run, config, live, trace): c.task
+                           for c in calls}
+                taken: set[Any] = set()
+                try:
+                    # as_completed's timeout counts from the step's start (LangGraph's too)
+                    for future in as_completed(futures, timeout=timeout or None):
+                        taken.add(future)
                         results.append(future.result())
                         run.task_finished(results[-1])
                         yield self._drain(run)
+                except TimeoutError:
+                    late = [f for f in futures if f not in taken]
+                    results += [f.result() for f in late if f.done() and not f.cancelled()]
+                    # A thread cannot be stopped: a node still running ends unheard.
+                    results += timed_out([futures[f] for f in late if not f.done()
+                                          or f.cancelled()], timeout)
+                finally:
+                    pool.shutdown(wait=not timeout, cancel_futures=True)
             run.finish_step(results)
             _paused_after(run, trace)
             yield self._drain(run)
@@ -235,6 +255,8 @@ class CompiledStateGraph(RunnableGraph):
     async def _asteps(self, run: Run, config: Mapping[str, Any] | None, live: Live | None = None,
                       trace: tracing.GraphRun | None = None
                       ) -> AsyncIterator[list[tuple[str, Any]]]:
+        slots, timeout = slots_for(config), self.step_timeout
+        loop = asyncio.get_running_loop()
         yield self._drain(run)
         stepped = False
         while tasks := run.next_tasks():
@@ -243,14 +265,26 @@ class CompiledStateGraph(RunnableGraph):
             stepped = True
             yield self._drain(run)  # the tasks' start, before what they stream live
             # The first node to fail cancels its unfinished siblings (LangGraph).
-            pending = {asyncio.ensure_future(self._aexecute(run.call_for(t), run, config,
-                                                            live, trace))
-                       for t in tasks}
+            of = {asyncio.ensure_future(alimited(slots, self._aexecute(
+                run.call_for(t), run, config, live, trace))): t for t in tasks}
+            pending = set(of)
             results: list[TaskResult] = []
+            ends = loop.time() + timeout if timeout else None  # from the step's start
             try:
                 while pending:
-                    done, pending = await asyncio.wait(pending,
-                                                       return_when=asyncio.FIRST_COMPLETED)
+                    done, pending = await asyncio.wait(
+                        pending, return_when=asyncio.FIRST_COMPLETED,
+                        timeout=None if ends is None else max(ends - loop.time(), 0))
+                    if not done:  # the step ran past step_timeout: stop what still runs
+                        for p in pending:
+                            p.cancel()
+                        await asyncio.gather(*pending, return_exceptions=True)
+                        ended = [p for p in pending if not p.cancelled() and not p.exception()]
+                        results += [p.result() for p in ended]
+                        results += timed_out([of[p] for p in pending if p not in ended],
+                                             timeout)
+                        pending = set()
+                        break
                     for d in done:
                         results.append(d.result())
                         run.task_finished(results[-1])
@@ -284,9 +318,40 @@ class CompiledStateGraph(RunnableGraph):
         events, run.events = run.events, []
         return events
 
+    def _cache(self) -> Any:
+        """The cache this run's nodes use: inside a running task its caller's (as in
+        LangGraph), the graph's own otherwise."""
+        cache = caching.active()
+        return cache if cache is not None else self.cache
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Drop the cached writes of `nodes` (all nodes when None)."""
+        if self.cache is None:
+            raise ValueError("No cache is set for this graph. Cannot clear cache.")
+        self.cache.clear(caching.namespaces(self.spec, nodes))
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        if self.cache is None:
+            raise ValueError("No cache is set for this graph. Cannot clear cache.")
+        await self.cache.aclear(caching.namespaces(self.spec, nodes))
+
     def _execute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None,
                  live: Live | None = None, trace: tracing.GraphRun | None = None
                  ) -> TaskResult:
+        cache = self._cache()
+        key = caching.node_key(self.spec, call.task) if cache is not None else None
+        if (writes := caching.get(cache, key, self.spec.types)) is not None:
+            return caching.hit(call.task.id, writes)  # the node does not run
+        token = caching.enter(cache)  # for its @task calls and the graphs it runs
+        try:
+            result = self._attempts(call, run, config, live, trace)
+        finally:
+            caching.leave(token)
+        caching.put(cache, key, result)
+        return result
+
+    def _attempts(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None,
+                  live: Live | None, trace: tracing.GraphRun | None) -> TaskResult:
         policies = self.spec.nodes[call.task.name].retry_policy
         attempt, first = 0, time.time()
         while True:
@@ -302,6 +367,20 @@ class CompiledStateGraph(RunnableGraph):
     async def _aexecute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None,
                         live: Live | None = None, trace: tracing.GraphRun | None = None
                         ) -> TaskResult:
+        cache = self._cache()
+        key = caching.node_key(self.spec, call.task) if cache is not None else None
+        if (writes := await caching.aget(cache, key, self.spec.types)) is not None:
+            return caching.hit(call.task.id, writes)
+        token = caching.enter(cache)
+        try:
+            result = await self._aattempts(call, run, config, live, trace)
+        finally:
+            caching.leave(token)
+        await caching.aput(cache, key, result)
+        return result
+
+    async def _aattempts(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None,
+                         live: Live | None, trace: tracing.GraphRun | None) -> TaskResult:
         policies = self.spec.nodes[call.task.name].retry_policy
         attempt, first = 0, time.time()
         while True:
@@ -334,7 +413,7 @@ class CompiledStateGraph(RunnableGraph):
         config = self._merged(config)
         if options.get("stream_mode", "values") != "values":
             return list(self.stream(input, config, version=version, **options))
-        if current_task() is not None:
+        if self._nests(config):
             nested: dict[str, Any] = self._invoke_nested(input, config, sync=True)
             return self._v2_output(nested) if version == "v2" else nested
         trace = tracing.start_graph(self._run_name, input, config)
@@ -360,7 +439,7 @@ class CompiledStateGraph(RunnableGraph):
         if options.get("stream_mode", "values") != "values":  # its chunks, as LangGraph's
             return [part async for part in self.astream(input, config, version=version,
                                                         **options)]
-        if current_task() is not None:
+        if self._nests(config):
             nested_out: dict[str, Any] = await self._invoke_nested(input, config, sync=False)
             return self._v2_output(nested_out) if version == "v2" else nested_out
         trace = await tracing.astart_graph(self._run_name, input, config)
@@ -394,7 +473,7 @@ class CompiledStateGraph(RunnableGraph):
         `{"type": mode, "ns": namespace, "data": chunk}`."""
         config = self._merged(config)
         chunks = self._chunker(stream_mode, subgraphs, version)
-        if current_task() is not None:  # called inside a node: a subgraph of its task
+        if self._nests(config):  # called inside a node: a subgraph of its task
             yield from self._stream_nested(input, config, stream_mode, chunks)
             return
         trace = tracing.start_graph(self._run_name, input, config)
@@ -416,7 +495,7 @@ class CompiledStateGraph(RunnableGraph):
                       version: str = "v1", **options: Any) -> AsyncIterator[Any]:
         config = self._merged(config)
         chunks = self._chunker(stream_mode, subgraphs, version)
-        if current_task() is not None:  # called inside a node: a subgraph of its task
+        if self._nests(config):  # called inside a node: a subgraph of its task
             async for chunk in self._astream_nested(input, config, stream_mode, chunks):
                 yield chunk
             return
@@ -444,6 +523,18 @@ class CompiledStateGraph(RunnableGraph):
         return lambda events: engine.stream_chunks(events, stream_mode, subgraphs)
 
     # -- subgraphs -----------------------------------------------------------
+    def _nests(self, config: Mapping[str, Any] | None) -> bool:
+        """Called inside a node, a graph runs in the node's task (its subgraph), unless it
+        has a checkpointer of its own and is given another thread: then it runs that
+        thread, saved there at the root namespace, as LangGraph keeps it."""
+        ctx = current_task()
+        if ctx is None:
+            return False
+        if self.checkpointer is None or isinstance(self.checkpointer, bool):
+            return True
+        tid = _thread_id(config)
+        return tid is None or str(tid) == str(_thread_id(ctx.config))
+
     def _invoke_nested(self, input: Any, config: Mapping[str, Any] | None, *, sync: bool) -> Any:
         """A graph called from inside a node keeps its thread in the calling task."""
         if sync:
@@ -534,9 +625,13 @@ class CompiledStateGraph(RunnableGraph):
         parent_tid = _thread_id(ctx.config) or "ephemeral"
         ns = task.ns.rsplit(NS_END, 1)[0] if stateful else task.ns
         thread = saved or Thread(thread_id=f"{parent_tid}|{ns}|{key}")
-        resuming = saved is not None and (not stateful or engine.is_paused(self.spec, saved))
+        # A config naming one of the subgraph's own checkpoints: it runs from there.
+        pinned = ctx.call.subgraph_checkpoints.get(ns) if saved is not None else None
+        resuming = saved is not None and (pinned is not None or not stateful
+                                          or engine.is_paused(self.spec, saved))
         run = Run(self.spec, thread, None if resuming else input, clock=_now,
                   options=RunOptions(
+                      checkpoint=pinned, subgraph_checkpoints=ctx.call.subgraph_checkpoints,
                       ns=ns, context=ctx.call.context, durability=ctx.call.durability,
                       null_resume=ctx.take_null_resume() if resuming else MISSING,
                       resume_map=ctx.resume_map if resuming else None,
@@ -618,13 +713,25 @@ class CompiledStateGraph(RunnableGraph):
                      ) -> dict[str, Any]:
         """Write `values` as if `as_node` had returned them; returns the new config."""
         config = self._merged(config)
-        state.root_only(config, "update")
-        thread = self._thread(config, required=True)
-        ckpt = state.update_state(self.spec, thread, values, as_node, clock=_now,
-                                   checkpoint=_checkpoint_id(config), node_writes=node_writes,
-                                   config=config)
-        return {"configurable": {"thread_id": thread.thread_id, "checkpoint_ns": "",
-                                 "checkpoint_id": ckpt.id}}
+        return self._update(config, lambda spec, thread, checkpoint: state.update_state(
+            spec, thread, values, as_node, clock=_now, checkpoint=checkpoint,
+            node_writes=node_writes, config=config))
+
+    def _update(self, config: Mapping[str, Any],
+                apply: Callable[[GraphSpec, Thread, str | None], Checkpoint]
+                ) -> dict[str, Any]:
+        """Apply an update to the thread, or to the subgraph's own thread a config names
+        (checkpoint_ns "node:<task id>"): a new checkpoint there, which a run from the
+        returned config goes on from (LangGraph's fork inside a subgraph)."""
+        root = self._thread(config, required=True)
+        configurable = config.get("configurable") or {}
+        if not configurable.get("checkpoint_ns"):
+            ckpt = apply(self.spec, root, _checkpoint_id(config))
+            return {"configurable": {"thread_id": root.thread_id, "checkpoint_ns": "",
+                                     "checkpoint_id": ckpt.id}}
+        spec, thread, at, ns, parents = state.locate(self.spec, root, configurable)
+        ckpt = apply(spec, thread, at.id if at is not None else None)
+        return state.sub_config(root.thread_id, ns, ckpt.id, parents)
 
     async def aupdate_state(self, config: Mapping[str, Any], values: Any,
                             as_node: str | None = None) -> dict[str, Any]:
@@ -634,13 +741,9 @@ class CompiledStateGraph(RunnableGraph):
                           supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
         """Apply `StateUpdate(values, as_node)`s: each inner list is one step (checkpoint)."""
         config = self._merged(config)
-        state.root_only(config, "update")
-        thread = self._thread(config, required=True)
-        ckpt = state.bulk_update_state(self.spec, thread, supersteps, clock=_now,
-                                       checkpoint=_checkpoint_id(config),
-                                       node_writes=node_writes, config=config)
-        return {"configurable": {"thread_id": thread.thread_id, "checkpoint_ns": "",
-                                 "checkpoint_id": ckpt.id}}
+        return self._update(config, lambda spec, thread, checkpoint: state.bulk_update_state(
+            spec, thread, supersteps, clock=_now, checkpoint=checkpoint,
+            node_writes=node_writes, config=config))
 
     async def abulk_update_state(self, config: Mapping[str, Any],
                                  supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:

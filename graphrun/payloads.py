@@ -66,6 +66,7 @@ class NodeCall(_Wire):
     # Publish the task's callback events live (graphrun.relay): "runs", or "stream" for
     # a caller whose handlers stream (astream_events): outputs and tokens streamed too.
     callbacks: str = ""
+    subgraph_checkpoints: dict[str, str] = {}  # TaskCall.subgraph_checkpoints
 
 
 class NodeResult(_Wire):
@@ -82,6 +83,7 @@ class NodeResult(_Wire):
     sub_events: list[Any] = []  # its subgraphs' stream chunks, typed JSON (when streaming)
     awaiting: list[dict[str, Any]] = []  # @task calls to run before the task runs again
     took_null_resume: bool = False  # a call used the run's single answer
+    cached: bool = False  # the writes came from the worker's cache: no node code ran
 
 
 class UpdateCall(_Wire):
@@ -92,6 +94,7 @@ class UpdateCall(_Wire):
     thread_id: str
     values: Any = None  # typed JSON
     state: Any = None  # typed JSON of the state the update applies to
+    checkpoint_ns: str = ""  # the node is the subgraph's at this namespace
 
 
 class ResumeSignal(_Wire):
@@ -123,6 +126,20 @@ class InvokeRequest(_Wire):
     after_seconds: float = 0  # the run waits this long before it starts
     callbacks: str = ""  # relay the nodes' callback events live: "runs" or "stream"
     messages_v2: bool = False  # 'messages' as content-block events (stream_events v3)
+    # Subgraphs' own checkpoints to run from, by namespace (a subgraph's config).
+    subgraph_checkpoints: dict[str, str] = {}
+
+
+class SubgraphUpdate(_Wire):
+    """The `update_subgraph_state` update: `update_state`/`bulk_update_state` on the
+    thread of the subgraph at `checkpoint_ns` (a subgraph snapshot's config)."""
+
+    values: Any = None  # typed JSON: the values, or the supersteps when `bulk`
+    as_node: str | None = None
+    bulk: bool = False
+    checkpoint_ns: str
+    checkpoint_id: str | None = None
+    checkpoint_map: dict[str, str] = {}
 
 
 class WebhookCall(_Wire):

@@ -14,19 +14,27 @@ from graphrun.serde import InputLimits
 _GRAPHS: dict[str, Any] = {}
 _LIMITS: dict[str, InputLimits] = {}
 _STORES: dict[str, Any] = {}
+_CACHES: dict[str, Any] = {}
 
 
 def register(name: str, graph: Any, limits: InputLimits | None = None,
-             store: Any = None) -> None:
+             store: Any = None, cache: Any = None) -> None:
     _GRAPHS[name] = graph
     _LIMITS[name] = limits or InputLimits()
-    # The worker's store, else the graph's compile(store=...): it stays in this process.
+    # The worker's store and cache, else the graph's compile(store=..., cache=...): they
+    # stay in this process (or wherever they keep their data), never in history.
     _STORES[name] = store if store is not None else getattr(graph, "store", None)
+    _CACHES[name] = cache if cache is not None else getattr(graph, "cache", None)
 
 
 def store(name: str) -> Any:
     """The store the nodes of graph `name` get on this worker (see `create_worker`)."""
     return _STORES.get(name)
+
+
+def cache(name: str) -> Any:
+    """The cache the cached nodes and tasks of graph `name` use on this worker."""
+    return _CACHES.get(name)
 
 
 def limits(name: str) -> InputLimits:

@@ -66,6 +66,7 @@ class NodeSpec:
     reads_state: bool = False
     # Run under an async driver instead of `fn` (LangGraph's nodes have both bodies).
     afn: Callable[..., Any] | None = None
+    cache_policy: Any = None  # a CachePolicy (or LangGraph's): see graphrun.cache
 
 
 @dataclass(frozen=True)

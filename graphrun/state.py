@@ -115,6 +115,27 @@ def subgraph_spec(graph: GraphSpec, node_name: str) -> GraphSpec | None:
     return found
 
 
+def spec_at(graph: GraphSpec, ns: str) -> GraphSpec:
+    """The graph of the subgraph at `ns`, found by its nodes' names."""
+    for part in ns.split(NS_SEP):
+        name = part.partition(NS_END)[0]
+        sub = subgraph_spec(graph, name)
+        if sub is None:
+            raise InvalidUpdateError(f"no subgraph at checkpoint_ns {ns!r}: node {name!r} "
+                                     f"runs none.")
+        graph = sub
+    return graph
+
+
+def _owner(ckpt: Checkpoint, task_id: str, node_name: str) -> Any:
+    """The pending task that holds a subgraph's thread: by its id, or for a
+    `checkpointer=True` subgraph (its namespace has no task id) the one of its node."""
+    if task_id:
+        return ckpt.pending.get(task_id)
+    return next((p for p in ckpt.pending.values() if any(
+        k.startswith(f"{STATEFUL}{node_name}:") for k in p.nested)), None)
+
+
 def _nested(pending: Any, stateful: Mapping[str, Any], node_name: str
             ) -> tuple[str, Thread] | None:
     """The thread of the subgraph a task ran, with its key: kept in the task while it is
@@ -141,15 +162,27 @@ def _subgraph_state(graph: GraphSpec, task: Task, pending: Any, thread_id: str,
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": task.ns}}
 
 
-def root_only(config: Mapping[str, Any] | None, what: str) -> None:
-    """A subgraph's own checkpoint can be read (get_state, history), not run from or
-    updated: say so, rather than fail to find its id among the root's checkpoints."""
-    ns = ((config or {}).get("configurable") or {}).get("checkpoint_ns")
-    if ns:
-        raise InvalidUpdateError(
-            f"cannot {what} from a subgraph's own checkpoint (checkpoint_ns {ns!r}); "
-            f"graphrun runs and updates a thread from its root checkpoints. Pass the "
-            f"parent's config (checkpoint_ns '').")
+def run_from(config: Mapping[str, Any] | None) -> tuple[str | None, dict[str, str]]:
+    """Where a run starts: the root checkpoint, and the subgraphs' own checkpoints by
+    namespace when the config names a subgraph's (checkpoint_ns "node:<task id>|...").
+    As in LangGraph, the root then runs from the checkpoint the subgraph's snapshot
+    names for it (its `checkpoint_map`'s ""), else from its latest one."""
+    c = (config or {}).get("configurable") or {}
+    ns = c.get("checkpoint_ns") or ""
+    if not ns:
+        return c.get("checkpoint_id"), {}
+    at = {**(c.get("checkpoint_map") or {}), **({ns: c["checkpoint_id"]}
+                                                if c.get("checkpoint_id") else {})}
+    root = at.pop("", None)
+    return root, {k: str(v) for k, v in at.items() if v}
+
+
+def sub_config(thread_id: str, ns: str, checkpoint_id: str, parents: Mapping[str, str]
+               ) -> dict[str, Any]:
+    """The config of a checkpoint of the subgraph at `ns`, as its snapshot names it."""
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
+                             "checkpoint_id": checkpoint_id,
+                             "checkpoint_map": {**parents, ns: checkpoint_id}}}
 
 
 def locate(graph: GraphSpec, thread: Thread, configurable: Mapping[str, Any]
@@ -171,7 +204,7 @@ def locate(graph: GraphSpec, thread: Thread, configurable: Mapping[str, Any]
         ckpt = here.get(cmap.get(current_ns))
         name, _, task_id = part.partition(NS_END)
         sub = subgraph_spec(spec, name)
-        found = _nested(ckpt.pending.get(task_id), ckpt.subgraphs, name) if ckpt else None
+        found = _nested(_owner(ckpt, task_id, name), ckpt.subgraphs, name) if ckpt else None
         if sub is None or ckpt is None or found is None:
             raise InvalidUpdateError(
                 f"thread '{thread.thread_id}' has no subgraph at checkpoint_ns {ns!r}: it "

@@ -5,7 +5,8 @@ Nothing here does I/O; every type is either a frozen dataclass or a NamedTuple.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import pickle
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
@@ -161,6 +162,37 @@ def retry_delay(policy: RetryPolicy, attempt: int, jitter: float = 0.0) -> float
     return interval + jitter if policy.jitter else interval
 
 
+def _freeze(obj: Any, depth: int = 10) -> Any:
+    """A hashable twin of `obj`: mappings sorted by key (LangGraph's, for cache keys)."""
+    if isinstance(obj, Hashable) or depth <= 0:
+        return obj
+    if isinstance(obj, Mapping):
+        return tuple(sorted((k, _freeze(v, depth - 1)) for k, v in obj.items()))
+    if isinstance(obj, Sequence):
+        return tuple(_freeze(x, depth - 1) for x in obj)
+    if hasattr(obj, "tobytes"):  # numpy and the like
+        return type(obj).__name__, obj.tobytes(), getattr(obj, "shape", None)
+    return obj
+
+
+def default_cache_key(*args: Any, **kwargs: Any) -> str | bytes:
+    """The input's pickle (LangGraph's default, so both compute the same keys)."""
+    return pickle.dumps((_freeze(args), _freeze(kwargs)), protocol=5, fix_imports=False)
+
+
+@dataclass(frozen=True)
+class CachePolicy:
+    """Cache a node's or a task's writes by its input (LangGraph's `CachePolicy`).
+
+    The node runs only when the graph's cache (`compile(cache=...)`, any LangGraph
+    `BaseCache`) has no entry for its key: `key_func(input)` (a task's: its arguments).
+    `ttl`: seconds an entry lives; None keeps it until the cache is cleared.
+    """
+
+    key_func: Callable[..., str | bytes] = default_cache_key
+    ttl: int | None = None
+
+
 class TaskError(str):
     """A failed task's error as LangGraph shows it, `Type('message')`; the parts are kept
     as `.error_type` and `.error_message`."""
@@ -194,6 +226,12 @@ class TimeoutPolicy:
     run_timeout: float | timedelta | None = None
     idle_timeout: float | timedelta | None = None
     refresh_on: Literal["auto", "heartbeat"] = "auto"
+
+    def __post_init__(self) -> None:
+        for name in ("run_timeout", "idle_timeout"):  # eager, as LangGraph's
+            v = getattr(self, name)
+            if v is not None and (v.total_seconds() if isinstance(v, timedelta) else v) <= 0:
+                raise ValueError(f"{name} must be greater than 0")
 
     def seconds(self) -> tuple[float | None, float | None]:
         def s(v: float | timedelta | None) -> float | None:

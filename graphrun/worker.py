@@ -43,7 +43,7 @@ def as_graphrun(graph: Any, name: str) -> Any:
 
 
 def _register(graphs: Mapping[str, Any], limits: InputLimits | None = None,
-              store: Any = None) -> None:
+              store: Any = None, cache: Any = None) -> None:
     if not graphs:
         raise ValueError("create_worker needs at least one graph: graphs={'name': graph}.")
     for name, graph in graphs.items():
@@ -51,7 +51,7 @@ def _register(graphs: Mapping[str, Any], limits: InputLimits | None = None,
         if not hasattr(graph, "spec"):
             raise TypeError(f"graphs[{name!r}] is a {type(graph).__name__}, not a compiled "
                             f"graph. Pass builder.compile(name={name!r}).")
-        registry.register(name, graph, limits, store)
+        registry.register(name, graph, limits, store, cache)
 
 
 _WARNED: set[str] = set()
@@ -95,7 +95,7 @@ def _interceptors(given: Any, chosen: tracing_mod.GraphTracing | None) -> list[A
 
 def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str = "graphrun",
                   limits: InputLimits | None = None, tracing: tracing_mod.TracingLike = "auto",
-                  store: Any = None, **worker_options: Any) -> Worker:
+                  store: Any = None, cache: Any = None, **worker_options: Any) -> Worker:
     """A temporalio Worker that runs GraphWorkflow and the node activity for `graphs`.
 
     Args:
@@ -123,12 +123,17 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
             and `get_store()`. Default: each graph's `compile(store=...)`. It lives in the
             worker, never in workflow history; an in-memory store is this process's
             only (other workers have their own), so share one across workers.
+        cache: LangGraph's cache (any `BaseCache`) for the nodes and tasks that have a
+            `CachePolicy`. Default: each graph's `compile(cache=...)`. The node activity
+            looks entries up and stores them, so a hit costs an activity but runs no
+            node code; share one cache (e.g. LangGraph's RedisCache) so that every
+            worker's threads hit what any of them stored.
         **worker_options: passed to temporalio's Worker (e.g. max_cached_workflows).
 
     graphrun's metrics (graphrun.metrics) are recorded through the client's Runtime.
     """
     client = with_data_converter(client)
-    _register(graphs, _payload_limits(limits, client.data_converter), store)
+    _register(graphs, _payload_limits(limits, client.data_converter), store, cache)
     for name in graphs if store is None else ():
         _warn_in_memory(name, registry.store(name))
     own = None if tracing_mod.of_client(client) is not None else tracing_mod.resolve(tracing)

@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
         NodeResult,
         RunResult,
         StartRequest,
+        SubgraphUpdate,
         ThreadResult,
         UpdateCall,
         WebhookCall,
@@ -81,6 +82,15 @@ def _update_failure() -> Iterator[None]:
 
 
 @dataclass
+class _Target:
+    """What an update applies to: the thread, or the thread of a subgraph in it."""
+
+    spec: GraphSpec
+    thread: engine.Thread
+    ns: str
+
+
+@dataclass
 class _Invocation:
     number: int
     input: Any
@@ -100,6 +110,7 @@ class _Invocation:
     after_seconds: float = 0
     callbacks: str = ""  # relay the nodes' callback events: "runs" or "stream" (NodeCall)
     messages_v2: bool = False  # 'messages' as content-block events (stream_events v3)
+    subgraph_checkpoints: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @workflow.defn(name="GraphWorkflow")
@@ -390,16 +401,19 @@ class GraphWorkflow:
                                  interrupt_before=item.interrupt_before,
                                  interrupt_after=item.interrupt_after, context=item.context,
                                  stream_modes=frozenset(item.stream_modes),
-                                 messages_v2=item.messages_v2))
+                                 messages_v2=item.messages_v2,
+                                 subgraph_checkpoints=item.subgraph_checkpoints))
         except (GraphrunError, RuntimeError, ValueError) as exc:
             return self._refused(item, exc)
         self._set_status("running")
         events: list[Any] = []
         self._begin_stream(item)
         try:
+            slots = self._slots_for(item)
             while tasks := run.next_tasks():
                 events += self._hand_on(item, run)
-                results = await asyncio.gather(*(self._reported(run, t, item) for t in tasks))
+                results = await asyncio.gather(*(self._slotted(slots, run, t, item)
+                                                 for t in tasks))
                 run.finish_step(results)
             events += self._hand_on(item, run)
         except InvalidResumeError as exc:
@@ -422,6 +436,22 @@ class GraphWorkflow:
                          interrupts=[serde.interrupt_to_json(i) for i in run.interrupts],
                          events=serde.dumps(events) if item.stream and not item.stream_to
                          else None)
+
+    def _slots_for(self, item: _Invocation) -> asyncio.Semaphore | None:
+        """config["max_concurrency"]: at most that many activities of a step (its tasks,
+        and its @task calls, which run as activities of their own) at once."""
+        n = item.config.get("max_concurrency")
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            return None
+        # Older histories scheduled a whole step at once.
+        return asyncio.Semaphore(n) if workflow.patched("graphrun-max-concurrency") else None
+
+    async def _slotted(self, slots: asyncio.Semaphore | None, run: engine.Run,
+                       task: engine.Task, item: _Invocation) -> engine.TaskResult:
+        if slots is None:
+            return await self._reported(run, task, item)
+        async with slots:
+            return await self._reported(run, task, item)
 
     def _begin_stream(self, item: _Invocation) -> None:
         """A streamed run starts: the stream keeps the chunks of the last two."""
@@ -492,7 +522,7 @@ class GraphWorkflow:
             debug=call.debug,
             checkpoint_id=call.checkpoint_id, calls=serde.dumps(call.calls),
             target=call.target, stream_to=item.stream_to,
-            callbacks=item.callbacks,
+            callbacks=item.callbacks, subgraph_checkpoints=call.subgraph_checkpoints,
             remaining_steps=call.remaining_steps if self._spec.counts_steps else None)
         if (too_big := self._oversized(payload, f"node '{task.name}' input")) is not None:
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
@@ -528,7 +558,7 @@ class GraphWorkflow:
                 paused=res.paused, sub_events=[tuple(e) for e in self._loads(res.sub_events)],
                 awaiting=[serde.task_from_wire(d, str(d["name"]), (PUSH,))
                           for d in res.awaiting],
-                took_null_resume=res.took_null_resume)
+                took_null_resume=res.took_null_resume, cached=res.cached)
         except (UndeclaredTypeError, ValueError) as exc:  # never a workflow-task failure
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
                                      error={"type": type(exc).__name__, "message": str(exc)})
@@ -649,6 +679,7 @@ class GraphWorkflow:
         item.webhook, item.after_seconds = req.webhook, req.after_seconds
         item.callbacks = req.callbacks if req.stream_to else ""
         item.messages_v2 = req.messages_v2
+        item.subgraph_checkpoints = dict(req.subgraph_checkpoints)
         if req.run:  # a run the Server API made: it lists runs by their records
             self._record_run(item, req.run)
         with self._handling_update():
@@ -750,42 +781,84 @@ class GraphWorkflow:
         finally:
             self._handling -= 1
 
+    @workflow.update
+    async def update_subgraph_state(self, req: SubgraphUpdate) -> dict[str, Any]:
+        """`update_state` (or `bulk_update_state`) on the thread of the subgraph at
+        `req.checkpoint_ns`: a new checkpoint there, which a run from the config it
+        answers goes on from (the subgraph's config, as its snapshot names it)."""
+        with self._handling_update(), _update_failure():
+            decoded = self._take_decoded(req.values, "update_state values")
+            await workflow.wait_condition(lambda: not self._busy and not self._inbox)
+            spec, thread, at, ns, parents = state.locate(self._spec, self._thread, {
+                "checkpoint_ns": req.checkpoint_ns, "checkpoint_id": req.checkpoint_id,
+                "checkpoint_map": req.checkpoint_map})
+            target = _Target(spec, thread, ns)
+            checkpoint_id = at.id if at is not None else None
+            steps = decoded if req.bulk else [[(decoded, req.as_node)]]
+            if req.bulk:
+                state.check_supersteps(steps)
+            for step in steps:
+                values, as_node = step[0][0], step[0][1]
+                ckpt = (state.special_update(spec, thread, values, as_node, clock=self._now,
+                                             checkpoint=checkpoint_id)
+                        if len(step) == 1 else None)
+                if ckpt is not None and as_node == state.COPY and isinstance(values, list
+                                                                           ) and values:
+                    ckpt = await self._updates_as(values, ckpt.id, target)
+                elif ckpt is None:
+                    ckpt = await self._updates_as(list(step), checkpoint_id, target)
+                checkpoint_id = ckpt.id
+            self._publish_details()
+            assert checkpoint_id is not None
+            return state.sub_config(self._thread.thread_id, ns, checkpoint_id, parents)
+
+    @update_subgraph_state.validator
+    def _validate_update_subgraph_state(self, req: SubgraphUpdate) -> None:
+        self._decode_update(req.values, "update_state values")
+
+    def _root(self) -> _Target:
+        return _Target(self._spec, self._thread, "")
+
     async def _update_as(self, values: Any, as_node: str | None,
-                         checkpoint_id: str | None) -> engine.Checkpoint:
-        node, writes, written = await self._writes_as(values, as_node, checkpoint_id)
-        return state.apply_update(self._spec, self._thread, node, writes, written,
+                         checkpoint_id: str | None, target: _Target | None = None
+                         ) -> engine.Checkpoint:
+        t = target or self._root()
+        node, writes, written = await self._writes_as(values, as_node, checkpoint_id, t)
+        return state.apply_update(t.spec, t.thread, node, writes, written,
                                   clock=self._now, checkpoint=checkpoint_id)
 
-    async def _updates_as(self, items: list[Any], checkpoint_id: str | None
-                          ) -> engine.Checkpoint:
+    async def _updates_as(self, items: list[Any], checkpoint_id: str | None,
+                          target: _Target | None = None) -> engine.Checkpoint:
         """Several nodes' updates as one checkpoint, as if they ran in one step."""
+        t = target or self._root()
         if len(items) == 1:
-            return await self._update_as(items[0][0], items[0][1], checkpoint_id)
+            return await self._update_as(items[0][0], items[0][1], checkpoint_id, t)
         updates = []
         for values, as_node, *_ in items:
             state.check_one_of_many(as_node)
-            updates.append(await self._writes_as(values, as_node, checkpoint_id))
-        return state.apply_updates(self._spec, self._thread, updates, clock=self._now,
+            updates.append(await self._writes_as(values, as_node, checkpoint_id, t))
+        return state.apply_updates(t.spec, t.thread, updates, clock=self._now,
                                    checkpoint=checkpoint_id)
 
-    async def _writes_as(self, values: Any, as_node: str | None, checkpoint_id: str | None
-                         ) -> tuple[str, list[Any], Any]:
+    async def _writes_as(self, values: Any, as_node: str | None, checkpoint_id: str | None,
+                         target: _Target | None = None) -> tuple[str, list[Any], Any]:
         """The writes of an update as `as_node`: its routing functions run in an activity."""
+        t = target or self._root()
         node, update, current = state.resolve_update(
-            self._spec, self._thread, values, as_node, checkpoint=checkpoint_id)
-        if node in self._spec.branches:
+            t.spec, t.thread, values, as_node, checkpoint=checkpoint_id)
+        if node in t.spec.branches:
             routed = await workflow.execute_activity(
                 "route_update", UpdateCall(graph=self._req.graph, node=node,
                                            thread_id=self._thread.thread_id,
                                            values=serde.dumps(update),
-                                           state=serde.dumps(current)),
+                                           state=serde.dumps(current), checkpoint_ns=t.ns),
                 result_type=NodeResult, start_to_close_timeout=DEFAULT_NODE_TIMEOUT,
                 retry_policy=TemporalRetryPolicy(maximum_attempts=1),
                 summary=f"update_state as {node}")
             writes = [(w[0], w[1]) for w in self._loads(routed.writes)]
             written = self._loads(routed.update)
         else:
-            writes, written = node_writes(self._spec, node, update, current, None)
+            writes, written = node_writes(t.spec, node, update, current, None)
         return node, writes, written
 
     @update_state.validator

@@ -29,7 +29,8 @@ def durability(request: pytest.FixtureRequest) -> str:
 
 # -- checkpointers: in-process, and Temporal for the interrupt/time-travel/update_state/
 # subgraph tests (tests/langgraph_suite/temporal_driver.py) ------------------------------
-ON_TEMPORAL_MODULES = {"test_interruption", "test_time_travel"}
+ON_TEMPORAL_MODULES = {"test_interruption", "test_time_travel", "test_subgraph_persistence",
+                       "test_subgraph_persistence_async"}
 ON_TEMPORAL_WORDS = ("interrupt", "update_state", "subgraph", "fork", "resume", "time_travel",
                      "replay", "nested", "command", "bulk", "update_as", "supersteps", "store")
 
@@ -155,6 +156,16 @@ def async_store(request: pytest.FixtureRequest) -> Any:
     from langgraph.store.memory import InMemoryStore
 
     return InMemoryStore()
+
+
+# -- caches: LangGraph's InMemoryCache (upstream's "memory"; its sqlite and redis caches are
+# not ported). Any BaseCache works; on Temporal the suite's worker is in this process and
+# uses the cache the test compiles with.
+@pytest.fixture(params=["memory"])
+def cache(request: pytest.FixtureRequest) -> Any:
+    from langgraph.cache.memory import InMemoryCache
+
+    return InMemoryCache()
 
 
 @pytest.fixture

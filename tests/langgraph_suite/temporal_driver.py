@@ -21,7 +21,6 @@ from temporalio.client import Client
 
 from graphrun import CompiledStateGraph, InMemorySaver, StateGraph, registry
 from graphrun.client import GraphClient, data_converter
-from graphrun.runner import current_task
 from graphrun.worker import create_worker
 
 
@@ -78,23 +77,23 @@ class TemporalGraph(CompiledStateGraph):
 
     def __init__(self, compiled: Any, host: TemporalHost) -> None:
         super().__init__(compiled.spec, checkpointer=compiled.checkpointer,
-                         store=compiled.store)
+                         store=compiled.store, cache=compiled.cache)
         self.host = host
         self.compiled = compiled
         self.served_as = f"suite-{uuid.uuid4().hex[:12]}"
-        registry.register(self.served_as, compiled)  # with its store: the worker is here
+        registry.register(self.served_as, compiled)  # with its store and cache: the worker is here
         # Tests reuse thread ids ("1"): a prefix per graph keeps their workflows apart.
         gc = GraphClient(host.client, task_queue=host.queue, id_prefix=f"{self.served_as}-")
         self.remote = gc.graph(self.served_as)
 
     # -- running ---------------------------------------------------------------
     def invoke(self, input: Any, config: Any = None, **kw: Any) -> Any:
-        if current_task() is not None:  # a subgraph of a graph that is running
+        if self._nests(config):  # a subgraph of a graph that is running
             return super().invoke(input, config, **kw)
         return self.host.run(self.remote.ainvoke(input, config, **_options(kw)))
 
     async def ainvoke(self, input: Any, config: Any = None, **kw: Any) -> Any:
-        if current_task() is not None:
+        if self._nests(config):
             return await super().ainvoke(input, config, **kw)
         return await self.host.arun(self.remote.ainvoke(input, config, **_options(kw)))
 

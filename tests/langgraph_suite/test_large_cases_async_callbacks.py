@@ -570,16 +570,6 @@ async def test_conditional_graph_state(async_checkpointer: BaseCheckpointSaver) 
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "update_state(outer_state.tasks[1].state, ...) on a Send subgraph task: running "
-        "or updating from a subgraph's own checkpoint config (checkpoint_ns "
-        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
-        "thread from its root checkpoints (LangGraph replays or forks the subgraph there). "
-        "Its FakeTracer assertion passes"
-    ),
-)
 async def test_send_to_nested_graphs(async_checkpointer: BaseCheckpointSaver) -> None:
     class OverallState(TypedDict):
         subjects: list[str]

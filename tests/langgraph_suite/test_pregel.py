@@ -33,6 +33,7 @@ from langchain_core.messages import (
     RemoveMessage,
 )
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+from langgraph.cache.base import BaseCache  # graphrun: any LangGraph BaseCache works
 from langgraph.store.base import BaseStore  # graphrun: any LangGraph BaseStore works
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
@@ -40,6 +41,7 @@ from typing_extensions import TypedDict
 from graphrun import (
     END,
     START,
+    CachePolicy,
     Command,
     InMemorySaver,
     Interrupt,
@@ -1439,10 +1441,10 @@ def test_in_one_fan_out_state_graph_waiting_edge_plus_regular(
     ]
 
 
-# graphrun: only the with_cache=False variant is ported (graphrun has no node cache).
-@pytest.mark.parametrize("with_cache", [False])
-def test_in_one_fan_out_state_graph_waiting_edge_multiple(with_cache: bool) -> None:
-    cache = None  # graphrun: was the `cache` fixture (LangGraph BaseCache)
+@pytest.mark.parametrize("with_cache", [True, False])
+def test_in_one_fan_out_state_graph_waiting_edge_multiple(
+    with_cache: bool, cache: BaseCache
+) -> None:
     def sorted_add(x: list[str], y: list[str] | list[tuple[str, str]]) -> list[str]:
         if isinstance(y[0], tuple):
             for rem, _ in y:
@@ -1489,7 +1491,7 @@ def test_in_one_fan_out_state_graph_waiting_edge_multiple(with_cache: bool) -> N
     workflow.add_node(
         "rewrite_query",
         rewrite_query,
-        cache_policy=None,  # graphrun: was CachePolicy() if with_cache else None
+        cache_policy=CachePolicy() if with_cache else None,
     )
     workflow.add_node("analyzer_one", analyzer_one)
     workflow.add_node("retriever_one", retriever_one)

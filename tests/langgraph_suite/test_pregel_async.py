@@ -1,4 +1,4 @@
-"""LangGraph's async graph-API tests, ported to graphrun: so far the Store's.
+"""LangGraph's async graph-API tests, ported to graphrun: so far the Store's and the cache's.
 
 Upstream: langchain-ai/langgraph, libs/langgraph/tests/test_pregel_async.py at commit
 f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f. Bodies as upstream; imports switched to
@@ -8,15 +8,19 @@ its drawing tests in test_graph_drawing_async.py; the rest is listed in
 tests/langgraph_suite/README.md.
 """
 
+import asyncio
 import operator
+import random
 import uuid
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import pytest
+from langgraph.cache.base import BaseCache  # graphrun: any LangGraph BaseCache works
 from langgraph.store.base import BaseStore  # graphrun: any LangGraph BaseStore works
 from typing_extensions import TypedDict
 
-from graphrun import InMemorySaver, StateGraph
+from graphrun import START, CachePolicy, Command, InMemorySaver, Send, StateGraph
+from graphrun.errors import ParentCommand
 
 pytestmark = pytest.mark.anyio
 
@@ -116,3 +120,341 @@ async def test_store_injected_async(
     assert (
         len(await async_store.asearch(namespace)) == 1
     )  # still overwriting the same one
+
+
+@pytest.mark.parametrize("with_cache", [True, False])
+async def test_in_one_fan_out_state_graph_waiting_edge_multiple(
+    with_cache: bool, cache: BaseCache
+) -> None:
+    def sorted_add(x: list[str], y: list[str] | list[tuple[str, str]]) -> list[str]:
+        if isinstance(y[0], tuple):
+            for rem, _ in y:
+                x.remove(rem)
+            y = [t[1] for t in y]
+        return sorted(operator.add(x, y))
+
+    class State(TypedDict, total=False):
+        query: str
+        answer: str
+        docs: Annotated[list[str], sorted_add]
+
+    rewrite_query_count = 0
+
+    async def rewrite_query(data: State) -> State:
+        nonlocal rewrite_query_count
+        rewrite_query_count += 1
+        return {"query": f"query: {data['query']}"}
+
+    async def analyzer_one(data: State) -> State:
+        return {"query": f"analyzed: {data['query']}"}
+
+    async def retriever_one(data: State) -> State:
+        return {"docs": ["doc1", "doc2"]}
+
+    async def retriever_two(data: State) -> State:
+        await asyncio.sleep(0.1)
+        return {"docs": ["doc3", "doc4"]}
+
+    async def qa(data: State) -> State:
+        return {"answer": ",".join(data["docs"])}
+
+    async def decider(data: State) -> None:
+        return None
+
+    def decider_cond(data: State) -> str:
+        if data["query"].count("analyzed") > 1:
+            return "qa"
+        else:
+            return "rewrite_query"
+
+    workflow = StateGraph(State)
+
+    workflow.add_node(
+        "rewrite_query",
+        rewrite_query,
+        cache_policy=CachePolicy() if with_cache else None,
+    )
+    workflow.add_node("analyzer_one", analyzer_one)
+    workflow.add_node("retriever_one", retriever_one)
+    workflow.add_node("retriever_two", retriever_two)
+    workflow.add_node("decider", decider)
+    workflow.add_node("qa", qa)
+
+    workflow.set_entry_point("rewrite_query")
+    workflow.add_edge("rewrite_query", "analyzer_one")
+    workflow.add_edge("analyzer_one", "retriever_one")
+    workflow.add_edge("rewrite_query", "retriever_two")
+    workflow.add_edge(["retriever_one", "retriever_two"], "decider")
+    workflow.add_conditional_edges("decider", decider_cond)
+    workflow.set_finish_point("qa")
+
+    app = workflow.compile(cache=cache)
+
+    assert await app.ainvoke({"query": "what is weather in sf"}) == {
+        "query": "analyzed: query: analyzed: query: what is weather in sf",
+        "answer": "doc1,doc1,doc2,doc2,doc3,doc3,doc4,doc4",
+        "docs": ["doc1", "doc1", "doc2", "doc2", "doc3", "doc3", "doc4", "doc4"],
+    }
+    assert rewrite_query_count == 2
+
+    assert [c async for c in app.astream({"query": "what is weather in sf"})] == [
+        {
+            "rewrite_query": {"query": "query: what is weather in sf"},
+            "__metadata__": {"cached": True},
+        }
+        if with_cache
+        else {"rewrite_query": {"query": "query: what is weather in sf"}},
+        {"analyzer_one": {"query": "analyzed: query: what is weather in sf"}},
+        {"retriever_two": {"docs": ["doc3", "doc4"]}},
+        {"retriever_one": {"docs": ["doc1", "doc2"]}},
+        {"decider": None},
+        {
+            "rewrite_query": {"query": "query: analyzed: query: what is weather in sf"},
+            "__metadata__": {"cached": True},
+        }
+        if with_cache
+        else {
+            "rewrite_query": {"query": "query: analyzed: query: what is weather in sf"}
+        },
+        {
+            "analyzer_one": {
+                "query": "analyzed: query: analyzed: query: what is weather in sf"
+            }
+        },
+        {"retriever_two": {"docs": ["doc3", "doc4"]}},
+        {"retriever_one": {"docs": ["doc1", "doc2"]}},
+        {"decider": None},
+        {"qa": {"answer": "doc1,doc1,doc2,doc2,doc3,doc3,doc4,doc4"}},
+    ]
+    assert rewrite_query_count == 2 if with_cache else 4
+
+    # clear the cache
+    if with_cache:
+        await app.aclear_cache()
+
+        assert await app.ainvoke({"query": "what is weather in sf"}) == {
+            "query": "analyzed: query: analyzed: query: what is weather in sf",
+            "answer": "doc1,doc1,doc2,doc2,doc3,doc3,doc4,doc4",
+            "docs": ["doc1", "doc1", "doc2", "doc2", "doc3", "doc3", "doc4", "doc4"],
+        }
+        assert rewrite_query_count == 4
+
+
+@pytest.mark.parametrize("stream_hang_s", [0.3, 0.6])
+async def test_step_timeout_on_stream_hang(stream_hang_s: float) -> None:
+    inner_task_cancelled = False
+
+    async def awhile(input: Any) -> None:
+        try:
+            await asyncio.sleep(1.5)
+        except asyncio.CancelledError:
+            nonlocal inner_task_cancelled
+            inner_task_cancelled = True
+            raise
+
+    async def alittlewhile(input: Any) -> None:
+        await asyncio.sleep(0.6)
+        return {"hello": "1"}
+
+    class State(TypedDict):
+        hello: str
+
+    builder = StateGraph(State)
+    builder.add_node(awhile)
+    builder.add_node(alittlewhile)
+    builder.set_conditional_entry_point(lambda _: ["awhile", "alittlewhile"])
+    graph = builder.compile()
+    graph.step_timeout = 1
+
+    with pytest.raises(asyncio.TimeoutError):
+        async for chunk in graph.astream({"hello": "world"}, stream_mode="updates"):
+            assert chunk == {"alittlewhile": {"hello": "1"}}
+            await asyncio.sleep(stream_hang_s)
+
+    assert inner_task_cancelled
+
+
+async def test_max_concurrency(async_checkpointer: InMemorySaver) -> None:
+    class Node:
+        def __init__(self, name: str):
+            self.name = name
+            setattr(self, "__name__", name)  # noqa: B010 (upstream's)
+            self.currently = 0
+            self.max_currently = 0
+
+        async def __call__(self, state):
+            self.currently += 1
+            if self.currently > self.max_currently:
+                self.max_currently = self.currently
+            await asyncio.sleep(random.random() / 10)
+            self.currently -= 1
+            return [state]
+
+    def one(state):
+        return ["1"]
+
+    def three(state):
+        return ["3"]
+
+    async def send_to_many(state):
+        return [Send("2", idx) for idx in range(100)]
+
+    async def route_to_three(state) -> Literal["3"]:
+        return "3"
+
+    node2 = Node("2")
+    builder = StateGraph(Annotated[list, operator.add])
+    builder.add_node("1", one)
+    builder.add_node(node2)
+    builder.add_node("3", three)
+    builder.add_edge(START, "1")
+    builder.add_conditional_edges("1", send_to_many)
+    builder.add_conditional_edges("2", route_to_three)
+    graph = builder.compile()
+
+    assert await graph.ainvoke(["0"]) == ["0", "1", *range(100), "3"]
+    assert node2.max_currently == 100
+    assert node2.currently == 0
+    node2.max_currently = 0
+
+    assert await graph.ainvoke(["0"], {"max_concurrency": 10}) == [
+        "0",
+        "1",
+        *range(100),
+        "3",
+    ]
+    assert node2.max_currently == 10
+    assert node2.currently == 0
+
+    graph = builder.compile(checkpointer=async_checkpointer, interrupt_before=["2"])
+    thread1 = {"max_concurrency": 10, "configurable": {"thread_id": "1"}}
+
+    assert await graph.ainvoke(["0"], thread1, debug=True) == ["0", "1"]
+    state = await graph.aget_state(thread1)
+    assert state.values == ["0", "1"]
+    assert await graph.ainvoke(None, thread1) == ["0", "1", *range(100), "3"]
+
+
+async def test_max_concurrency_control(async_checkpointer: InMemorySaver) -> None:
+    async def node1(state) -> Command[Literal["2"]]:
+        return Command(update=["1"], goto=[Send("2", idx) for idx in range(100)])
+
+    node2_currently = 0
+    node2_max_currently = 0
+
+    async def node2(state) -> Command[Literal["3"]]:
+        nonlocal node2_currently, node2_max_currently
+        node2_currently += 1
+        if node2_currently > node2_max_currently:
+            node2_max_currently = node2_currently
+        await asyncio.sleep(0.1)
+        node2_currently -= 1
+
+        return Command(update=[state], goto="3")
+
+    async def node3(state) -> Literal["3"]:
+        return ["3"]
+
+    builder = StateGraph(Annotated[list, operator.add])
+    builder.add_node("1", node1)
+    builder.add_node("2", node2)
+    builder.add_node("3", node3)
+    builder.add_edge(START, "1")
+    graph = builder.compile()
+
+    # graphrun: the drawing assertion is in test_graph_drawing_async.py.
+
+    assert await graph.ainvoke(["0"], debug=True) == ["0", "1", *range(100), "3"]
+    assert node2_max_currently == 100
+    assert node2_currently == 0
+    node2_max_currently = 0
+
+    assert await graph.ainvoke(["0"], {"max_concurrency": 10}) == [
+        "0",
+        "1",
+        *range(100),
+        "3",
+    ]
+    assert node2_max_currently == 10
+    assert node2_currently == 0
+
+    graph = builder.compile(checkpointer=async_checkpointer, interrupt_before=["2"])
+    thread1 = {"max_concurrency": 10, "configurable": {"thread_id": "1"}}
+
+    assert await graph.ainvoke(["0"], thread1) == ["0", "1"]
+    assert await graph.ainvoke(None, thread1) == ["0", "1", *range(100), "3"]
+
+
+@pytest.mark.parametrize("with_timeout", [False, "inner", "outer", "both"])
+@pytest.mark.parametrize("subgraph_persist", [True, False])
+async def test_parent_command_goto(
+    async_checkpointer: InMemorySaver,
+    subgraph_persist: bool,
+    with_timeout: Literal[False, "inner", "outer", "both"],
+) -> None:
+    class State(TypedDict):
+        dialog_state: Annotated[list[str], operator.add]
+
+    async def node_a_child(state):
+        return {"dialog_state": ["a_child_state"]}
+
+    async def node_b_child(state):
+        return Command(
+            graph=Command.PARENT,
+            goto="node_b_parent",
+            update={"dialog_state": ["b_child_state"]},
+        )
+
+    sub_builder = StateGraph(State)
+    sub_builder.add_node(node_a_child)
+    sub_builder.add_node(node_b_child)
+    sub_builder.add_edge(START, "node_a_child")
+    sub_builder.add_edge("node_a_child", "node_b_child")
+    sub_graph = sub_builder.compile(checkpointer=subgraph_persist)
+    if with_timeout in ("inner", "both"):
+        sub_graph.step_timeout = 1
+
+    async def node_b_parent(state):
+        return {"dialog_state": ["node_b_parent"]}
+
+    main_builder = StateGraph(State)
+    main_builder.add_node(node_b_parent)
+    main_builder.add_edge(START, "subgraph_node")
+    main_builder.add_node("subgraph_node", sub_graph, destinations=("node_b_parent",))
+    main_graph = main_builder.compile(async_checkpointer, name="parent")
+    if with_timeout in ("outer", "both"):
+        main_graph.step_timeout = 1
+
+    config = {"configurable": {"thread_id": 1}}
+
+    assert await main_graph.ainvoke(
+        input={"dialog_state": ["init_state"]}, config=config
+    ) == {"dialog_state": ["init_state", "b_child_state", "node_b_parent"]}
+
+
+@pytest.mark.parametrize("with_timeout", [True, False])
+async def test_timeout_with_parent_command(
+    async_checkpointer: InMemorySaver, with_timeout: bool
+) -> None:
+    """Test that parent commands are properly propagated during timeouts."""
+
+    class State(TypedDict):
+        value: str
+
+    async def parent_command_node(state: State) -> State:
+        await asyncio.sleep(0.1)  # Add some delay before raising
+        return Command(graph=Command.PARENT, goto="test_cmd", update={"key": "value"})
+
+    builder = StateGraph(State)
+    builder.add_node("parent_cmd", parent_command_node)
+    builder.set_entry_point("parent_cmd")
+    graph = builder.compile(checkpointer=async_checkpointer)
+    if with_timeout:
+        graph.step_timeout = 1
+
+    # Should propagate parent command, not timeout
+    thread1 = {"configurable": {"thread_id": "1"}}
+    with pytest.raises(ParentCommand) as exc_info:
+        await graph.ainvoke({"value": "start"}, thread1)
+    assert exc_info.value.args[0].goto == "test_cmd"
+    assert exc_info.value.args[0].update == {"key": "value"}

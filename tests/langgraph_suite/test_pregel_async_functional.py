@@ -19,6 +19,7 @@ from typing_extensions import TypedDict
 
 from graphrun import (
     START,
+    CachePolicy,
     Command,
     InMemorySaver,
     Interrupt,
@@ -35,16 +36,7 @@ BaseCheckpointSaver = InMemorySaver
 Durability = str
 StreamWriter = Any  # graphrun: an annotation only (LangGraph's type alias)
 NEEDS_CONTEXTVARS = pytest.mark.skipif(False, reason="graphrun needs Python >= 3.11 anyway")
-BaseCache = Any
-
-
-class CachePolicy:  # graphrun: tasks keep no cache; the policy is accepted and ignored
-    pass
-
-
-@pytest.fixture
-def cache() -> None:  # graphrun: no task cache (upstream's fixture gives an InMemoryCache)
-    return None
+BaseCache = Any  # graphrun: LangGraph's BaseCache (the `cache` fixture)
 
 
 @NEEDS_CONTEXTVARS
@@ -404,8 +396,6 @@ async def test_multiple_interrupts_functional(
 
 
 @NEEDS_CONTEXTVARS
-@pytest.mark.xfail(strict=True, reason="graphrun has no task cache (cache_policy is "
-                   "ignored), so the cached task runs again in each thread")
 async def test_multiple_interrupts_functional_cache(
     async_checkpointer: BaseCheckpointSaver, cache: BaseCache
 ):

@@ -46,9 +46,9 @@ BaseCheckpointSaver = InMemorySaver  # graphrun: annotations only
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "the config's configurable has checkpoint_ns 'ns-1' (and a checkpoint_id), which "
-    "graphrun takes as a subgraph's own checkpoint and refuses (InvalidUpdateError: runs "
-    "start from the root's config)"))
+    "the 'messages' stream's metadata lacks the configurable keys LangGraph copies into "
+    "run metadata (thread_id, checkpoint_id, checkpoint_ns, task_id, run_id, "
+    "assistant_id, graph_id): graphrun's carries the langgraph_* keys only"))
 def test_configurable_propagates_to_stream_metadata() -> None:
     """Regression: thread_id, run_id, assistant_id, graph_id,
     and langgraph_auth_user_id from configurable must appear
@@ -794,9 +794,9 @@ async def test_nested_graph_async() -> None:
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "the config's configurable has checkpoint_ns 'ns-1' (and a checkpoint_id), which "
-    "graphrun takes as a subgraph's own checkpoint and refuses (InvalidUpdateError: runs "
-    "start from the root's config)"))
+    "the 'messages' stream's metadata lacks the configurable keys LangGraph copies into "
+    "run metadata (thread_id, checkpoint_id, checkpoint_ns, task_id, run_id, "
+    "assistant_id, graph_id): graphrun's carries the langgraph_* keys only"))
 async def test_configurable_propagates_to_stream_metadata_async() -> None:
     """Regression: thread_id, run_id, assistant_id, graph_id,
     and langgraph_auth_user_id from configurable must appear

@@ -20,6 +20,7 @@ from typing_extensions import TypedDict
 
 from graphrun import (
     START,
+    CachePolicy,
     Command,
     InMemorySaver,
     Interrupt,
@@ -34,16 +35,7 @@ Durability = str
 StreamWriter = Any  # graphrun: an annotation only (LangGraph's type alias)
 
 
-class CachePolicy:  # graphrun: tasks keep no cache; the policy is accepted and ignored
-    pass
-
-
-BaseCache = Any
-
-
-@pytest.fixture
-def cache() -> None:  # graphrun: no task cache (upstream's fixture gives an InMemoryCache)
-    return None
+BaseCache = Any  # graphrun: LangGraph's BaseCache (the `cache` fixture)
 
 
 def test_imp_task(
@@ -565,8 +557,6 @@ def test_multiple_interrupts_functional(sync_checkpointer: BaseCheckpointSaver):
     assert counter == 3
 
 
-@pytest.mark.xfail(strict=True, reason="graphrun has no task cache (cache_policy is "
-                   "ignored), so the cached task runs again in each thread")
 def test_multiple_interrupts_functional_cache(
     sync_checkpointer: BaseCheckpointSaver, cache: BaseCache
 ):

@@ -23,7 +23,6 @@ Key concepts:
 import operator
 from typing import Annotated
 
-import pytest
 from langchain_core.runnables import RunnableConfig
 from typing_extensions import TypedDict
 
@@ -1300,14 +1299,6 @@ def test_subgraph_replay_loads_accumulated_state_then_resume(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
-        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
-        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
-    ),
-)
 def test_subgraph_interrupt_full_flow(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -1488,14 +1479,6 @@ def test_subgraph_interrupt_full_flow_no_sub_checkpointer(
     assert "post" in final_result["value"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
-        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
-        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
-    ),
-)
 def test_subgraph_replay_from_subgraph_checkpoint(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -1578,14 +1561,6 @@ def test_subgraph_replay_from_subgraph_checkpoint(
     assert "post" in final_result["value"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
-        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
-        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
-    ),
-)
 def test_subgraph_time_travel_to_first_interrupt(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -1674,14 +1649,6 @@ def test_subgraph_time_travel_to_first_interrupt(
     assert "ask_1" in called
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
-        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
-        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
-    ),
-)
 def test_subgraph_time_travel_to_second_interrupt(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -1768,14 +1735,6 @@ def test_subgraph_time_travel_to_second_interrupt(
     assert "ask_1" not in called
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
-        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
-        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
-    ),
-)
 def test_subgraph_time_travel_resume_from_first_interrupt(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -1898,14 +1857,6 @@ def test_subgraph_time_travel_resume_from_first_interrupt(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
-        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
-        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
-    ),
-)
 def test_subgraph_time_travel_resume_from_second_interrupt(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2012,14 +1963,6 @@ def test_subgraph_time_travel_resume_from_second_interrupt(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
-        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
-        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
-    ),
-)
 def test_subgraph_time_travel_checkpoint_pattern(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2182,14 +2125,6 @@ def test_subgraph_time_travel_after_completion(
     assert "ask_2:answer_2" in replay_result["value"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
-        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
-        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
-    ),
-)
 def test_3_levels_deep_time_travel_to_first_interrupt(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2276,14 +2211,6 @@ def test_3_levels_deep_time_travel_to_first_interrupt(
     assert "ask_1" in called
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
-        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
-        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
-    ),
-)
 def test_3_levels_deep_time_travel_to_second_interrupt(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2372,14 +2299,6 @@ def test_3_levels_deep_time_travel_to_second_interrupt(
     assert "ask_1" not in called
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
-        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
-        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
-    ),
-)
 def test_3_levels_deep_time_travel_to_middle_subgraph(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2464,14 +2383,6 @@ def test_3_levels_deep_time_travel_to_middle_subgraph(
     assert "__interrupt__" in fork_result
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "running or updating from a subgraph's own checkpoint config (checkpoint_ns "
-        "'<node>:<id>') is refused with InvalidUpdateError; graphrun runs and updates a "
-        "thread from its root checkpoints (LangGraph replays or forks the subgraph there)"
-    ),
-)
 def test_3_levels_deep_middle_has_interrupts(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -3833,14 +3744,6 @@ def test_replay_from_first_invocation_checkpoint(
     assert observed[0] == ("sub_step", {"value": []})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "after a replay from a parent checkpoint, the next invoke() on the thread gives "
-        "the checkpointer=True subgraph its state from before the replay (a_trail ['a']);"
-        " LangGraph loads what the replayed run saved (['a', 'a'])"
-    ),
-)
 def test_parallel_subgraph_nodes_load_correct_state_on_replay(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:

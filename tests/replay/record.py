@@ -79,6 +79,19 @@ async def record_parallel(gc: GraphClient) -> None:
     await _save(await _finish(gc, "parallel"), "parallel")
 
 
+async def record_max_concurrency(gc: GraphClient) -> None:
+    """parallel with max_concurrency=1: its two questions are asked one activity at a time
+    (the max-concurrency patch)."""
+    g, cfg = gc.graph("parallel"), {**_cfg("max-concurrency"), "max_concurrency": 1}
+    out = await g.ainvoke({"answers": []}, cfg)
+    ids = {i.value: i.id for i in out[INTERRUPT]}
+    assert set(ids) == {"question a", "question b"}, out
+    out = await g.ainvoke(Command(resume={ids["question a"]: "yes",
+                                          ids["question b"]: "no"}), cfg)
+    assert out.get("done") is True and sorted(out["answers"]) == ["a=yes", "b=no"], out
+    await _save(await _finish(gc, "max-concurrency"), "max_concurrency")
+
+
 async def record_flaky(gc: GraphClient) -> None:
     g, cfg = gc.graph("flaky"), _cfg("flaky")
     graphs.FLAKY_BROKEN = True
@@ -407,7 +420,7 @@ RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
              "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update",
              "streamed", "agent", "runs", "server_records",
-             "resolved", "relayed"]
+             "resolved", "relayed", "max_concurrency"]
 
 
 async def main(names: list[str]) -> None:

@@ -56,7 +56,27 @@ async def test_subgraph_config_reads_state_and_history_on_both_drivers(
         assert (await g.aget_state(plain)).values == sub.values
         history = [s async for s in g.aget_state_history(plain)]
         assert history[0].values == sub.values
-        with pytest.raises(InvalidUpdateError, match="subgraph's own checkpoint"):
-            await g.aupdate_state(sub.config, {"log": "x"})
-        seen.append((_shape(sub), [h.values for h in history]))
+        # An update there is a new checkpoint of the subgraph's own; a run from the config
+        # it answers goes on from it, and the parent from where the subgraph was.
+        forked = await g.aupdate_state(sub.config, {"log": "x"}, as_node="i1")
+        assert forked["configurable"]["checkpoint_ns"] == sub.config["configurable"][
+            "checkpoint_ns"]
+        assert (await g.aget_state(forked)).values == {"log": "x"}
+        out = await g.ainvoke(None, forked)
+        seen.append((_shape(sub), [h.values for h in history], out))
     assert seen[0] == seen[1]
+    assert seen[0][2] == {"log": "x i2"}
+
+
+async def test_subgraph_config_of_unknown_namespace_is_refused(
+        temporal_client: Any, graph_worker: str) -> None:
+    name = f"subcfg-{uuid.uuid4().hex[:8]}"
+    registry.register(name, _graph().compile(name=name))
+    remote = GraphClient(temporal_client, task_queue=graph_worker).graph(name)
+    local = _graph().compile(checkpointer=InMemorySaver())
+    for g in (local, remote):
+        cfg = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+        await g.ainvoke({"log": "go"}, cfg)
+        wrong = {"configurable": {**cfg["configurable"], "checkpoint_ns": "o1:abc"}}
+        with pytest.raises(InvalidUpdateError, match="no subgraph at checkpoint_ns"):
+            await g.aupdate_state(wrong, {"log": "x"})

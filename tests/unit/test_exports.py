@@ -10,6 +10,7 @@ import graphrun
 EXPECTED_ALL = sorted([
     "END",
     "START",
+    "CachePolicy",
     "Command",
     "CompiledStateGraph",
     "EmptyInputError",
