@@ -41,6 +41,7 @@ from graphrun import (
     StateGraph,
     interrupt,
 )
+from graphrun.func import entrypoint, task
 
 pytestmark = pytest.mark.anyio
 
@@ -66,6 +67,11 @@ def _should_retry_on(policy: RetryPolicy, exc: BaseException) -> bool:
 # reliable way to distinguish user-raised from framework-initiated
 # cancellation without that API. Tests for the converted behaviour gate on
 # the same Python version boundary.
+NEEDS_CONTEXTVARS = pytest.mark.skipif(
+    sys.version_info < (3, 11),
+    reason="Python 3.11+ is required for async contextvars support",
+)
+
 NEEDS_TASK_CANCELLING = pytest.mark.skipif(
     sys.version_info < (3, 11),
     reason="LSD-1507 user-cancellation conversion requires Python 3.11+ "
@@ -514,6 +520,110 @@ def test_execution_info_identity_fields_populated_on_retry():
 
 class _TimeoutState(TypedDict):
     x: int
+
+
+def test_timeout_validation_is_eager_across_apis():
+    with pytest.raises(ValueError, match="greater than 0"):
+        task(timeout=0)
+
+    with pytest.raises(ValueError, match="greater than 0"):
+        entrypoint(timeout=0)
+
+    # graphrun: NodeBuilder().set_timeout(0) and PregelNode(..., timeout=0) dropped
+    # (LangGraph's low-level Pregel API, which graphrun does not have).
+
+    with pytest.raises(ValueError, match="greater than 0"):
+        Send("slow", {}, timeout=0)
+
+    builder = StateGraph(_TimeoutState)
+    with pytest.raises(ValueError, match="greater than 0"):
+        builder.add_node("slow", lambda state: state, timeout=0)
+
+
+def test_timeout_rejects_sync_functional_apis_at_declaration_time():
+    with pytest.raises(ValueError, match="only supported for async nodes"):
+
+        @task(timeout=TimeoutPolicy(idle_timeout=0.05))
+        def sync_task(value: int) -> int:
+            return value
+
+    with pytest.raises(ValueError, match="only supported for async nodes"):
+
+        @entrypoint(timeout=TimeoutPolicy(idle_timeout=0.05))
+        def sync_entrypoint(value: int) -> int:
+            return value
+
+
+async def test_entrypoint_timeout_allows_pre_timeout_child_task_to_run():
+    child_started = threading.Event()
+
+    @task()
+    def child(value: int) -> int:
+        child_started.set()
+        return value + 1
+
+    @entrypoint(timeout=TimeoutPolicy(idle_timeout=0.05))
+    async def parent(value: int) -> int:
+        child(value)
+        await asyncio.sleep(0.2)
+        return value
+
+    with pytest.raises(NodeTimeoutError):
+        await parent.ainvoke(1)
+    assert child_started.wait(timeout=1.0)
+
+
+@NEEDS_CONTEXTVARS
+async def test_task_decorator_timeout_e2e():
+    @task(timeout=TimeoutPolicy(idle_timeout=0.05))
+    async def slow_task(x: int) -> int:
+        await asyncio.sleep(0.2)
+        return x + 1
+
+    @entrypoint()
+    async def workflow(x: int) -> int:
+        return await slow_task(x)
+
+    with pytest.raises(NodeTimeoutError):
+        await workflow.ainvoke(1)
+
+
+@NEEDS_CONTEXTVARS
+async def test_task_decorator_preserves_user_idle_timeout_kwarg():
+    @task(timeout=TimeoutPolicy(idle_timeout=1.0))
+    async def echo_idle_timeout(*, idle_timeout: int) -> int:
+        await asyncio.sleep(0)
+        return idle_timeout
+
+    @entrypoint()
+    async def workflow(x: int) -> int:
+        return await echo_idle_timeout(idle_timeout=x)
+
+    assert await workflow.ainvoke(5) == 5
+
+
+@NEEDS_CONTEXTVARS
+async def test_task_decorator_preserves_user_timeout_kwarg():
+    @task(timeout=1.0)
+    async def echo_timeout(*, timeout: int) -> int:
+        await asyncio.sleep(0)
+        return timeout
+
+    @entrypoint()
+    async def workflow(x: int) -> int:
+        return await echo_timeout(timeout=x)
+
+    assert await workflow.ainvoke(5) == 5
+
+
+async def test_entrypoint_timeout_e2e():
+    @entrypoint(timeout=TimeoutPolicy(idle_timeout=0.05))
+    async def slow_workflow(x: int) -> int:
+        await asyncio.sleep(0.2)
+        return x
+
+    with pytest.raises(NodeTimeoutError):
+        await slow_workflow.ainvoke(1)
 
 
 def test_state_graph_compile_rejects_sync_node_timeout():

@@ -250,3 +250,37 @@ slow = (StateGraph(SlowState)
         .compile(name="slow"))
 
 GRAPHS["slow"] = slow
+
+
+# -- subgraph: START -> prepare -> review (a subgraph: check -> ask (interrupt), routed on
+# to approve or reject) -----------------------------------------------------------------
+class ReviewState(TypedDict, total=False):
+    amount: int
+    notes: Annotated[list[str], operator.add]
+
+
+def _ask_reviewer(state: ReviewState) -> dict[str, Any]:
+    return {"notes": [f"answer:{interrupt({'amount': state['amount']})}"]}
+
+
+def _route_review(state: ReviewState) -> str:
+    return "approve" if state.get("amount", 0) < 100 else "reject"
+
+
+review = (StateGraph(ReviewState)
+          .add_node("check", lambda s: {"notes": ["checked"]})
+          .add_node("ask", _ask_reviewer)
+          .add_node("approve", lambda s: {"notes": ["approved"]})
+          .add_node("reject", lambda s: {"notes": ["rejected"]})
+          .add_edge(START, "check")
+          .add_conditional_edges("check", _route_review, {"approve": "ask", "reject": "reject"})
+          .add_edge("ask", "approve")
+          .compile())
+
+subgraph = (StateGraph(ReviewState)
+            .add_node("prepare", lambda s: {"notes": ["prepared"]})
+            .add_node("review", review)
+            .add_edge(START, "prepare").add_edge("prepare", "review").add_edge("review", END)
+            .compile(name="subgraph"))
+
+GRAPHS["subgraph"] = subgraph

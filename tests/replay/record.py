@@ -227,6 +227,27 @@ async def record_copy_fork(gc: GraphClient) -> None:
     await _save(await _finish(gc, "copy-fork"), "copy_fork")
 
 
+async def record_subgraph_fork(gc: GraphClient) -> None:
+    """subgraph, paused in its review subgraph: time travel inside it. Its own checkpoint
+    updated as `check` (routed in the route_update activity, by the subgraph's namespace),
+    run from there (InvokeRequest.subgraph_checkpoints), answered, and finished."""
+    g, cfg = gc.graph("subgraph"), _cfg("subgraph-fork")
+    out = await g.ainvoke({"amount": 50}, cfg)
+    assert out[INTERRUPT][0].value == {"amount": 50}, out
+    sub = (await g.aget_state(cfg, subgraphs=True)).tasks[0].state
+    fork = await g.aupdate_state(sub.config, {"amount": 500}, as_node="check")
+    assert (await g.aget_state(fork)).next == ("reject",)
+    out = await g.ainvoke(None, fork)
+    assert out["notes"][-1] == "rejected" and INTERRUPT not in out, out
+    out = await g.ainvoke({"amount": 20}, cfg)
+    sub = (await g.aget_state(cfg, subgraphs=True)).tasks[0].state
+    out = await g.ainvoke(None, sub.config)  # a replay there asks again
+    assert out[INTERRUPT][0].value == {"amount": 20}, out
+    out = await g.ainvoke(Command(resume="ok"), cfg)
+    assert out["notes"][-2:] == ["answer:ok", "approved"], out
+    await _save(await _finish(gc, "subgraph-fork"), "subgraph_fork")
+
+
 async def record_bulk_update(gc: GraphClient) -> None:
     """parallel, paused at a and b: bulk_update_state answers a, then b, one checkpoint
     per superstep, and the thread runs on."""
@@ -420,7 +441,7 @@ RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
              "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update",
              "streamed", "agent", "runs", "server_records",
-             "resolved", "relayed", "max_concurrency"]
+             "resolved", "relayed", "subgraph_fork", "max_concurrency"]
 
 
 async def main(names: list[str]) -> None:

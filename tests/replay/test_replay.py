@@ -39,7 +39,7 @@ def test_expected_histories_present() -> None:
                          "functional.json", "bulk_update.json", "streamed.json",
                          "agent.json", "runs.json", "thread_record.json",
                          "assistant_record.json", "cron_run.json", "resolved.json",
-                         "relayed.json", "max_concurrency.json"}
+                         "relayed.json", "max_concurrency.json", "subgraph_fork.json"}
     assert (HISTORIES / STORED).exists()
     assert (HISTORIES / BAD).exists()
 

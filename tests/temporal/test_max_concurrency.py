@@ -1,5 +1,6 @@
-"""config["max_concurrency"] on Temporal: the workflow schedules at most that many node
-activities of a step at once. The nodes count themselves (the worker is in this process).
+"""Run limits on Temporal. config["max_concurrency"]: the workflow schedules at most that
+many node activities of a step at once (the nodes count themselves: the worker is in this
+process). @task(timeout=...): the call's activity enforces it.
 """
 
 from __future__ import annotations
@@ -53,3 +54,26 @@ async def test_max_concurrency_caps_a_steps_activities(temporal_client: Any, tas
         assert seen["most"] > 2  # the measure works: unlimited, the six overlap
     else:
         assert seen["most"] == limit
+
+
+async def test_task_timeout_on_temporal(temporal_client: Any, task_queue: str) -> None:
+    """@task(timeout=...) holds in the call's activity: the call fails NodeTimeoutError."""
+    from graphrun.errors import NodeFailedError
+    from graphrun.func import entrypoint, task
+
+    @task(timeout=0.05)
+    async def slow(x: int) -> int:
+        await asyncio.sleep(0.5)
+        return x
+
+    name = f"slow-{uuid.uuid4().hex[:8]}"
+
+    @entrypoint(name=name)
+    async def caller(x: int) -> int:
+        return await slow(x)
+
+    remote = GraphClient(temporal_client, task_queue=task_queue).graph(name)
+    async with create_worker(temporal_client, {name: caller}, task_queue=task_queue):
+        with pytest.raises(NodeFailedError) as err:
+            await remote.ainvoke(1, {"configurable": {"thread_id": f"t-{uuid.uuid4().hex}"}})
+    assert "NodeTimeoutError" in str(err.value)  # the call's error, through its caller
