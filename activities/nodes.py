@@ -139,7 +139,8 @@ async def run_node(call: NodeCall) -> NodeResult:
                                              registry.store(call.graph))
     if result.exception is not None:
         error = result.exception
-        raise ApplicationError(str(error), type=type(error).__name__,
+        named = result.error or {"type": type(error).__name__, "message": str(error)}
+        raise ApplicationError(named["message"], type=named["type"],
                                non_retryable=not retry) from error
     try:  # what the workflow could not read back is refused here, where it is written
         out = NodeResult(  # writes as [channel, value] pairs; the workflow reads no more

@@ -413,6 +413,19 @@ class RemoteGraph(RunnableGraph):
         self.name = name
 
     @property
+    def step_timeout(self) -> float | None:
+        return None
+
+    @step_timeout.setter
+    def step_timeout(self, value: float | None) -> None:
+        if value is not None:  # refused rather than ignored
+            raise NotImplementedError(
+                "step_timeout is not enforced on Temporal: a thread's steps run as "
+                "activities, each with its own timeouts. Give the slow nodes a timeout "
+                "(add_node(..., timeout=...), @task(timeout=...)): they become the "
+                "activities' timeouts.")
+
+    @property
     def spec(self) -> Any:  # type: ignore[override]
         """The graph's spec when this process serves it too (its schemas), else None."""
         graph = registry.find(self.name)

@@ -30,6 +30,7 @@ from graphrun.errors import GraphDrained, GraphInterrupt
 from graphrun.limits import alimited, limited, slots_for, timed_out
 from graphrun.runnable import RunnableGraph, graph_output, stream_parts
 from graphrun.runner import arun_task, current_task, handle_error, node_writes, run_task
+from graphrun.runtime import merging_thread
 from graphrun.spec import GraphSpec
 from graphrun.types import (
     INTERRUPT,
@@ -192,15 +193,17 @@ class CompiledStateGraph(RunnableGraph):
             raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
         thread = self._thread(config)
         checkpoint, subgraph_checkpoints = state.run_from(config)
-        run = Run(self.spec, thread, input, clock=_now, options=RunOptions(
-            checkpoint=checkpoint, subgraph_checkpoints=subgraph_checkpoints,
-            recursion_limit=int((config or {}).get("recursion_limit", self.spec.recursion_limit)),
-            checkpointer=self.checkpointer is not None,
-            interrupt_before=options.get("interrupt_before"),
-            interrupt_after=options.get("interrupt_after"),
-            context=options.get("context"), durability=options.get("durability"),
-            stream_modes=_modes(options.get("stream_mode")),
-            messages_v2=bool(options.get("messages_v2"))))
+        with merging_thread(_thread_id(config)):  # the input goes through the reducers
+            run = Run(self.spec, thread, input, clock=_now, options=RunOptions(
+                checkpoint=checkpoint, subgraph_checkpoints=subgraph_checkpoints,
+                recursion_limit=int((config or {}).get("recursion_limit",
+                                                       self.spec.recursion_limit)),
+                checkpointer=self.checkpointer is not None,
+                interrupt_before=options.get("interrupt_before"),
+                interrupt_after=options.get("interrupt_after"),
+                context=options.get("context"), durability=options.get("durability"),
+                stream_modes=_modes(options.get("stream_mode")),
+                messages_v2=bool(options.get("messages_v2"))))
         run.control = options.get("control")  # RunControl: asked between steps
         return run
 
@@ -420,7 +423,7 @@ class CompiledStateGraph(RunnableGraph):
         try:
             run = self._run(input, config, options)
             _resumed(run, input, trace)
-            for _events in self._steps(run, config, trace=trace):
+            for _events in _merging(config, self._steps(run, config, trace=trace)):
                 pass
             _paused(run, trace)
         except BaseException as exc:
@@ -446,7 +449,7 @@ class CompiledStateGraph(RunnableGraph):
         try:
             run = self._run(input, config, options)
             await _aresumed(run, input, trace)
-            async for _events in self._asteps(run, config, trace=trace):
+            async for _events in _amerging(config, self._asteps(run, config, trace=trace)):
                 pass
             await _apaused(run, trace)
         except BaseException as exc:
@@ -480,7 +483,8 @@ class CompiledStateGraph(RunnableGraph):
         try:
             run = self._run(input, config, {**options, "stream_mode": stream_mode})
             _resumed(run, input, trace)
-            for events in _live_thread(lambda live: self._steps(run, config, live, trace)):
+            for events in _live_thread(lambda live: _merging(
+                    config, self._steps(run, config, live, trace))):
                 yield from chunks(events)
             _paused(run, trace)
         except BaseException as exc:
@@ -503,8 +507,8 @@ class CompiledStateGraph(RunnableGraph):
         try:
             run = self._run(input, config, {**options, "stream_mode": stream_mode})
             await _aresumed(run, input, trace)
-            async for events in _live_task(lambda live: self._asteps(run, config, live,
-                                                                     trace)):
+            async for events in _live_task(lambda live: _amerging(
+                    config, self._asteps(run, config, live, trace))):
                 for chunk in chunks(events):
                     yield chunk
             await _apaused(run, trace)
@@ -676,12 +680,15 @@ class CompiledStateGraph(RunnableGraph):
         config = self._merged(config)
         thread = self._thread(config, required=True)
         # A subgraph's config (checkpoint_ns "node:<task id>") names its own thread.
-        spec, here, ckpt, ns, parents = state.locate(self.spec, thread,
-                                                     config.get("configurable") or {})
-        # A checkpoint asked for by id shows as saved; the head also shows what
-        # finished tasks already wrote (LangGraph).
-        return state.snapshot(spec, here, ckpt, ns, with_pending=_checkpoint_id(config) is None,
-                              subgraphs=subgraphs, thread_id=thread.thread_id, parents=parents)
+        with merging_thread(_thread_id(config)):
+            spec, here, ckpt, ns, parents = state.locate(self.spec, thread,
+                                                         config.get("configurable") or {})
+            # A checkpoint asked for by id shows as saved; the head also shows what
+            # finished tasks already wrote (LangGraph).
+            return state.snapshot(spec, here, ckpt, ns,
+                                  with_pending=_checkpoint_id(config) is None,
+                                  subgraphs=subgraphs, thread_id=thread.thread_id,
+                                  parents=parents)
 
     async def aget_state(self, config: Mapping[str, Any], *, subgraphs: bool = False
                          ) -> StateSnapshot:
@@ -701,8 +708,10 @@ class CompiledStateGraph(RunnableGraph):
             ids = [c.id for c in items]
             items = items[ids.index(bid) + 1:] if bid in ids else items
         for c in items[:limit] if limit else items:
-            yield state.snapshot(spec, thread, c, ns, with_pending=False,
-                                 thread_id=root.thread_id, parents=parents)
+            with merging_thread(root.thread_id):
+                snap = state.snapshot(spec, thread, c, ns, with_pending=False,
+                                      thread_id=root.thread_id, parents=parents)
+            yield snap
 
     async def aget_state_history(self, config: Mapping[str, Any], **kw: Any
                                  ) -> AsyncIterator[StateSnapshot]:
@@ -725,12 +734,13 @@ class CompiledStateGraph(RunnableGraph):
         returned config goes on from (LangGraph's fork inside a subgraph)."""
         root = self._thread(config, required=True)
         configurable = config.get("configurable") or {}
-        if not configurable.get("checkpoint_ns"):
-            ckpt = apply(self.spec, root, _checkpoint_id(config))
-            return {"configurable": {"thread_id": root.thread_id, "checkpoint_ns": "",
-                                     "checkpoint_id": ckpt.id}}
-        spec, thread, at, ns, parents = state.locate(self.spec, root, configurable)
-        ckpt = apply(spec, thread, at.id if at is not None else None)
+        with merging_thread(root.thread_id):
+            if not configurable.get("checkpoint_ns"):
+                ckpt = apply(self.spec, root, _checkpoint_id(config))
+                return {"configurable": {"thread_id": root.thread_id, "checkpoint_ns": "",
+                                         "checkpoint_id": ckpt.id}}
+            spec, thread, at, ns, parents = state.locate(self.spec, root, configurable)
+            ckpt = apply(spec, thread, at.id if at is not None else None)
         return state.sub_config(root.thread_id, ns, ckpt.id, parents)
 
     async def aupdate_state(self, config: Mapping[str, Any], values: Any,
@@ -774,6 +784,22 @@ class CompiledStateGraph(RunnableGraph):
 
 Live = Callable[[tuple[Any, ...]], None]  # takes one chunk event as soon as it is made
 _END = object()
+
+
+def _merging(config: Mapping[str, Any] | None, steps: Iterator[list[tuple[Any, ...]]]
+             ) -> Iterator[list[tuple[Any, ...]]]:
+    """A run's steps with its thread id where its reducers see it (graphrun.messages mixes
+    it into message ids, so two threads never share one); its nodes inherit it."""
+    with merging_thread(_thread_id(config)):
+        yield from steps
+
+
+async def _amerging(config: Mapping[str, Any] | None,
+                    steps: AsyncIterator[list[tuple[Any, ...]]]
+                    ) -> AsyncIterator[list[tuple[Any, ...]]]:
+    with merging_thread(_thread_id(config)):
+        async for events in steps:
+            yield events
 
 
 def _live_thread(steps: Callable[[Live], Iterator[list[tuple[Any, ...]]]]

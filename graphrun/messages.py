@@ -19,14 +19,16 @@ differ from the first run's (and a later `RemoveMessage` naming it would fail).
 applies pending writes), where workflow randomness is refused, and in the node
 activities (routing sees the node's writes merged). So the id is an xxh3-128
 digest, formatted as a UUID with the version 4 bits set, of:
-  - on Temporal, the thread's workflow id (in the workflow, its queries and its
-    activities alike), so equal conversations in two threads get different ids;
+  - the thread: in-process its thread id (set by the driver for its runs, `get_state`
+    and `update_state`), on Temporal its workflow id (in the workflow, its queries and
+    its activities alike; the thread id unless the client sets an id prefix), so equal
+    conversations in two threads get different ids (as LangGraph's random ones do);
   - the ids of the messages before it (all of `left` for a message of `right`);
   - its index, its type and its fields (`model_dump()` as JSON).
 The same merge gives the same ids wherever and however often it runs, and a new
-message never takes the id of one in the list. In-process there is no thread to
-mix in: two threads holding the same conversation get the same ids. Values in a
-message that are not JSON count by their type name only.
+message never takes the id of one in the list. Called outside a graph (or in a run
+without a thread id), no thread is mixed in. Values in a message that are not JSON
+count by their type name only.
 
 Upstream sets the id on the caller's message object; here the message is copied.
 graphrun also merges writes in scratch (a routing function's view of the state,
@@ -60,6 +62,8 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
         "graphrun.messages needs langchain-core (>=0.3): pip install 'graphrun[messages]'"
     ) from exc
 from typing_extensions import TypedDict
+
+from graphrun.runtime import MERGING_THREAD
 
 __all__ = ("REMOVE_ALL_MESSAGES", "AnyMessage", "MessagesState", "add_messages",
            "push_message")
@@ -206,11 +210,15 @@ def _type_name(value: Any) -> str:
 
 
 def _thread_salt() -> bytes:
-    """The Temporal workflow id when running in its workflow or activity, else nothing.
+    """The thread the in-process driver merges for, else the Temporal workflow id when
+    running in its workflow or activity, else nothing.
 
     Looked up in `sys.modules` so this module never imports temporalio itself: if
     temporalio is not loaded, this cannot be running on Temporal.
     """
+    thread_id = MERGING_THREAD.get()  # a graph run in-process (also inside an activity)
+    if thread_id is not None:
+        return thread_id.encode()
     wf = sys.modules.get("temporalio.workflow")
     if wf is not None and wf.in_workflow():
         return str(wf.info().workflow_id).encode()

@@ -30,6 +30,7 @@ from graphrun.errors import (
     InvalidUpdateError,
     NodeCancelledError,
     NodeError,
+    NodeFailedError,
     NodeTimeoutError,
     ParentCommand,
     TargetReached,
@@ -437,7 +438,12 @@ def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool, *,
         return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume)
     if isinstance(exc, ParentCommand) or raise_errors or not isinstance(exc, Exception):
         raise exc
-    return TaskResult(task_id=t.id, error={"type": type(exc).__name__, "message": str(exc)},
+    # A failed @task call's error, not caught (on Temporal it arrives as NodeFailedError):
+    # the task fails with the call's own error, as the exception itself does in-process.
+    error = ({"type": exc.error_type, "message": exc.error_message}
+             if isinstance(exc, NodeFailedError) else
+             {"type": type(exc).__name__, "message": str(exc)})
+    return TaskResult(task_id=t.id, error=error,
                       exception=exc, resume=list(ctx.resume), nested=ctx.nested,
                       custom=list(ctx.custom), calls=list(ctx.finished_calls))
 

@@ -15,9 +15,11 @@ connection.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -25,6 +27,21 @@ ContextT = TypeVar("ContextT")
 
 # Parameters injected by name (LangGraph's list); anything else is not passed.
 INJECTED = ("config", "runtime", "writer", "store", "error")
+
+
+# The thread whose state reducers merge, set by the in-process driver: graphrun.messages
+# mixes it into the ids it gives messages. (On Temporal the workflow id stands in.)
+MERGING_THREAD: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "graphrun_merging_thread", default=None)
+
+
+@contextlib.contextmanager
+def merging_thread(thread_id: Any) -> Iterator[None]:
+    token = MERGING_THREAD.set(None if thread_id is None else str(thread_id))
+    try:
+        yield
+    finally:
+        MERGING_THREAD.reset(token)
 
 
 def _no_op(chunk: Any) -> None:

@@ -9,7 +9,6 @@ from typing import Any
 from graphrun.checkpoint import STATEFUL, Checkpoint, Task, Thread, Write
 from graphrun.engine import (
     apply_writes,
-    pending_interrupts,
     prepare_tasks,
     read_values,
     resolve_checkpoint,
@@ -102,7 +101,9 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         created_at=ckpt.created_at,
         parent_config=config(ckpt.parent_id) if ckpt.parent_id else None,
         tasks=tuple(pregel_tasks),
-        interrupts=tuple(pending_interrupts(ckpt).values()))
+        # Those of its tasks, as the run reported them: an @task call's own interrupt is
+        # shown by the task that waits on it (LangGraph's).
+        interrupts=tuple(i for t in pregel_tasks for i in t.interrupts))
 
 
 def subgraph_spec(graph: GraphSpec, node_name: str) -> GraphSpec | None:

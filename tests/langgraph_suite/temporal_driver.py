@@ -86,6 +86,15 @@ class TemporalGraph(CompiledStateGraph):
         gc = GraphClient(host.client, task_queue=host.queue, id_prefix=f"{self.served_as}-")
         self.remote = gc.graph(self.served_as)
 
+    # A thread on Temporal has no step timeout: RemoteGraph refuses one.
+    @property  # type: ignore[override]
+    def step_timeout(self) -> float | None:
+        return self.remote.step_timeout
+
+    @step_timeout.setter
+    def step_timeout(self, value: float | None) -> None:
+        self.remote.step_timeout = value
+
     # -- running ---------------------------------------------------------------
     def invoke(self, input: Any, config: Any = None, **kw: Any) -> Any:
         if self._nests(config):  # a subgraph of a graph that is running

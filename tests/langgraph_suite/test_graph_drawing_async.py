@@ -118,9 +118,8 @@ graph TD;
 	classDef last fill:#bfb6fc
 """
         )
-    # graphrun: the rest of the body (runs with `max_concurrency`) is not ported here:
-    # graphrun does not cap a step's tasks by `max_concurrency` (100 Sends ran at once
-    # with max_concurrency=10), a gap listed in README.md, not a drawing one
+    # graphrun: the rest of the body (runs with `max_concurrency`) is in
+    # test_pregel_async.py's test_max_concurrency_control
 
 
 async def test_in_one_fan_out_state_graph_waiting_edge_custom_state_class_pydantic2(

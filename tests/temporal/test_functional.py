@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from temporalio.api.enums.v1 import EventType
 
-from graphrun import Command, NodeFailedError, interrupt, registry
+from graphrun import Command, InMemorySaver, NodeFailedError, interrupt, registry
 from graphrun.client import GraphClient
 from graphrun.func import entrypoint, task
 
@@ -171,3 +171,45 @@ async def test_async_entrypoint_with_parallel_calls(temporal_client, graph_worke
         "crunch", "square", "crunch"]
     # In-process, the same entrypoint gives the same answer.
     assert await crunch.ainvoke([1, 2, 3]) == [4, 16, 36]
+
+
+async def test_uncaught_call_error_fails_the_entrypoint_with_its_own_error(
+        temporal_client, graph_worker):
+    @task
+    def broken() -> None:
+        raise ValueError("no ink")
+
+    @entrypoint()
+    def writer(n: int) -> int:
+        broken().result()  # not caught: the entrypoint fails with the call's error
+        return n
+
+    remote = _serve(temporal_client, graph_worker, writer)
+    with pytest.raises(NodeFailedError) as err:
+        await remote.ainvoke(1, _cfg())
+    assert (err.value.node, err.value.error_type, err.value.error_message) == (
+        "writer", "ValueError", "no ink")
+    with pytest.raises(ValueError, match="no ink"):  # in-process: the exception itself
+        writer.invoke(1)
+
+
+async def test_two_calls_that_interrupt_show_the_same_interrupts_as_the_output(
+        temporal_client, graph_worker):
+    @task
+    def ask(q: str) -> Any:
+        return interrupt(q)
+
+    @entrypoint(checkpointer=InMemorySaver())
+    def pair(n: int) -> list[Any]:
+        first, second = ask("q1"), ask("q2")
+        return [first.result(), second.result()]
+
+    remote = _serve(temporal_client, graph_worker, pair)
+    for g in (pair, remote):
+        cfg = _cfg()
+        out = await g.ainvoke(1, cfg)
+        snapshot = await g.aget_state(cfg)
+        # as LangGraph: the interrupt the entrypoint waited on, in the output and the state
+        assert [i.value for i in out["__interrupt__"]] == ["q1"]
+        assert snapshot.interrupts == tuple(out["__interrupt__"])
+        assert [i for t in snapshot.tasks for i in t.interrupts] == out["__interrupt__"]

@@ -283,3 +283,50 @@ def test_messages_state_graph_matches_langgraph():
         ("AIMessage", "done: found hi", [], None),
         ("AIMessage", "tidied", [], None),
     ]
+
+
+def test_ids_in_process_mix_in_the_thread_id():
+    # LangGraph's ids are random: two threads starting alike never share one.
+    b = StateGraph(MessagesState)
+    b.add_node("reply", lambda s: {"messages": [AIMessage("hello")]})
+    b.add_edge(START, "reply")
+    graph = b.compile(checkpointer=InMemorySaver())
+
+    def run(tid: str) -> list[str | None]:
+        config = {"configurable": {"thread_id": tid}}
+        ids = _ids(graph.invoke({"messages": [("user", "hi")]}, config)["messages"])
+        graph.update_state(config, {"messages": [("user", "more")]})
+        assert _ids(graph.get_state(config).values["messages"])[:2] == ids
+        return _ids(graph.get_state(config).values["messages"])
+
+    a, b2 = run("thread-a"), run("thread-b")
+    assert len({*a, *b2}) == 6
+    streamed = [c for c in graph.stream({"messages": [("user", "hi")]},
+                                        {"configurable": {"thread_id": "thread-c"}},
+                                        stream_mode="values")][-1]
+    assert not {*a, *b2} & set(_ids(streamed["messages"]))
+    # The same thread id in a fresh saver gives the same ids (stable, and equal to
+    # Temporal's, whose workflow id is the thread id).
+    again = b.compile(checkpointer=InMemorySaver())
+    assert _ids(again.invoke({"messages": [("user", "hi")]},
+                             {"configurable": {"thread_id": "thread-a"}})["messages"]) == a[:2]
+    assert _ids(add_messages([], [("user", "hi")])) != a[:1]  # no thread outside a graph
+
+
+async def test_ids_in_process_mix_in_the_thread_id_async(monkeypatch: pytest.MonkeyPatch):
+    b = StateGraph(MessagesState)
+    b.add_node("reply", lambda s: {"messages": [AIMessage("hello")]})
+    b.add_edge(START, "reply")
+    graph = b.compile(checkpointer=InMemorySaver())
+    outs = [await graph.ainvoke({"messages": [("user", "hi")]},
+                                {"configurable": {"thread_id": t}}) for t in ("x", "y")]
+    last = [c async for c in graph.astream({"messages": [("user", "hi")]},
+                                           {"configurable": {"thread_id": "z"}},
+                                           stream_mode="values")][-1]
+    ids = [_ids(o["messages"]) for o in (*outs, last)]
+    assert len({i for group in ids for i in group}) == 6
+    # the input's id is the one a Temporal workflow named like the thread gives it
+    fake = types.SimpleNamespace(in_workflow=lambda: True,
+                                 info=lambda: types.SimpleNamespace(workflow_id="x"))
+    monkeypatch.setitem(sys.modules, "temporalio.workflow", fake)
+    assert _ids(add_messages([], [("user", "hi")])) == ids[0][:1]
