@@ -259,10 +259,10 @@ async def _arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ..
         await asyncio.sleep(delay)
 
 
-def _timed(c: TaskContext, work: Awaitable[Any]) -> Awaitable[Any]:
+async def _timed(c: TaskContext, work: Awaitable[Any]) -> Any:
     """A call's work under its `@task(timeout=...)`, if it has one (as a node's)."""
     policy = TimeoutPolicy.from_data(c.call.task.timeout)
-    return work if policy is None else _within(work, policy, c.call.task.name, c)
+    return await (work if policy is None else _within(work, policy, c.call.task.name, c))
 
 
 def _injecting(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],

@@ -620,6 +620,17 @@ class Run:
                         calls=calls, remaining_steps=self.recursion_limit - self.steps,
                         subgraph_checkpoints=dict(self.subgraph_checkpoints))
 
+    def keep_finished(self, results: Sequence[TaskResult]) -> None:
+        """The run stopped mid-step (cancelled): the tasks that finished keep their writes
+        on the head as pending writes, so the thread does not run them again."""
+        if self.ckpt is None:
+            return
+        for r in results:
+            if r.task_id in self._by_id and not (r.error or r.interrupts or r.awaiting
+                                                 or r.paused):
+                self.ckpt.pending[r.task_id] = PendingTask(status="done", writes=list(r.writes))
+        self._save_head()
+
     def _owner_of_null_resume(self) -> str | None:
         # The single pending interrupt's task; else (lenient mode) the first task.
         assert self.ckpt is not None

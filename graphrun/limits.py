@@ -127,7 +127,7 @@ async def alimited(slots: Slots | None, work: Awaitable[T]) -> T:
         slots.release()
 
 
-def timed_out(tasks: Sequence[Task], timeout: float) -> list[TaskResult]:
+def timed_out(tasks: Sequence[Task], timeout: float | None) -> list[TaskResult]:
     """The results of a step's tasks still running at its `step_timeout`: failed, each
     with the same StepTimeoutError, so the run stops keeping what finished."""
     if not tasks:

@@ -8,6 +8,7 @@ LangGraph; serve the same compiled graph on Temporal for durability.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import queue
@@ -301,6 +302,7 @@ class CompiledStateGraph(RunnableGraph):
                 for p in pending:
                     p.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
+                run.keep_finished(results)  # not run again when the thread goes on
                 raise
             run.finish_step(results)
             _paused_after(run, trace)
@@ -507,10 +509,12 @@ class CompiledStateGraph(RunnableGraph):
         try:
             run = self._run(input, config, {**options, "stream_mode": stream_mode})
             await _aresumed(run, input, trace)
-            async for events in _live_task(lambda live: _amerging(
-                    config, self._asteps(run, config, live, trace))):
-                for chunk in chunks(events):
-                    yield chunk
+            # Closed with this generator: a reader that leaves stops the run's nodes now.
+            async with contextlib.aclosing(_live_task(lambda live: _amerging(
+                    config, self._asteps(run, config, live, trace)))) as steps:
+                async for events in steps:
+                    for chunk in chunks(events):
+                        yield chunk
             await _apaused(run, trace)
         except BaseException as exc:
             if trace is not None:

@@ -5890,9 +5890,6 @@ def test_send_react_interrupt_control(
     assert foo_called == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "its first 'messages' assertion fails: the stream's metadata lacks the configurable "
-    "keys LangGraph copies into run metadata (here thread_id)"))
 def test_weather_subgraph(
     sync_checkpointer: BaseCheckpointSaver
 ) -> None:

@@ -45,10 +45,6 @@ pytestmark = pytest.mark.anyio
 BaseCheckpointSaver = InMemorySaver  # graphrun: annotations only
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the 'messages' stream's metadata lacks the configurable keys LangGraph copies into "
-    "run metadata (thread_id, checkpoint_id, checkpoint_ns, task_id, run_id, "
-    "assistant_id, graph_id): graphrun's carries the langgraph_* keys only"))
 def test_configurable_propagates_to_stream_metadata() -> None:
     """Regression: thread_id, run_id, assistant_id, graph_id,
     and langgraph_auth_user_id from configurable must appear
@@ -793,10 +789,6 @@ async def test_nested_graph_async() -> None:
     assert times_called == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the 'messages' stream's metadata lacks the configurable keys LangGraph copies into "
-    "run metadata (thread_id, checkpoint_id, checkpoint_ns, task_id, run_id, "
-    "assistant_id, graph_id): graphrun's carries the langgraph_* keys only"))
 async def test_configurable_propagates_to_stream_metadata_async() -> None:
     """Regression: thread_id, run_id, assistant_id, graph_id,
     and langgraph_auth_user_id from configurable must appear
