@@ -197,9 +197,21 @@ def _ensured(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     cfg: dict[str, Any] = dict(ensure_config(config))  # type: ignore[arg-type]
     configurable, metadata = cfg.get("configurable") or {}, cfg.get("metadata")
     if configurable and isinstance(metadata, dict):  # LangGraph's: thread_id and the like
+        own = _own_task_id()
         cfg["metadata"] = {**{k: v for k in PROPAGATED if k not in metadata
-                              and (v := configurable.get(k))}, **metadata}
+                              and (v := configurable.get(k)) and not (k == "task_id"
+                                                                     and v == own)},
+                           **metadata}
     return cfg
+
+
+def _own_task_id() -> str | None:
+    """The id of the task running here: graphrun puts it in its config's configurable
+    (LangGraph keeps it under a private key), so it is no caller's `task_id` to copy."""
+    from graphrun.runner import current_task
+
+    ctx = current_task()
+    return None if ctx is None else ctx.call.task.id
 
 
 # The configurable keys LangGraph copies into a run's metadata.

@@ -412,18 +412,9 @@ class RemoteGraph(RunnableGraph):
         self.gc = gc
         self.name = name
 
-    @property
-    def step_timeout(self) -> float | None:
-        return None
-
-    @step_timeout.setter
-    def step_timeout(self, value: float | None) -> None:
-        if value is not None:  # refused rather than ignored
-            raise NotImplementedError(
-                "step_timeout is not enforced on Temporal: a thread's steps run as "
-                "activities, each with its own timeouts. Give the slow nodes a timeout "
-                "(add_node(..., timeout=...), @task(timeout=...)): they become the "
-                "activities' timeouts.")
+    # Seconds a superstep may take (LangGraph's graph.step_timeout): sent with each run,
+    # over the served graph's own. The workflow keeps it with a durable timer.
+    step_timeout: float | None = None
 
     @property
     def spec(self) -> Any:  # type: ignore[override]
@@ -514,6 +505,7 @@ class RemoteGraph(RunnableGraph):
         req = InvokeRequest(input=self._send(input, "the input"),
                             checkpoint_id=checkpoint_id,
                             subgraph_checkpoints=subgraph_checkpoints,
+                            step_timeout=self.step_timeout,
                             config={"configurable": serde.dumps(configurable),
                                     **{k: config[k] for k in ("recursion_limit",
                                                               "max_concurrency")
@@ -683,6 +675,8 @@ class RemoteGraph(RunnableGraph):
             raise errors.InputLimitError(result.error.get("message", ""))
         if result.status == "failed" and result.error:
             e = result.error
+            if e.get("error_type") == "StepTimeoutError":  # a TimeoutError, as in-process
+                raise errors.StepTimeoutError(e.get("error_message", ""))
             if e.get("type") == "NodeFailedError":
                 raise errors.NodeFailedError(e.get("node", "?"), e.get("error_type", ""),
                                              e.get("error_message", ""))

@@ -645,10 +645,9 @@ class CompiledStateGraph(RunnableGraph):
                       resume_map=ctx.resume_map if resuming else None,
                       stream_modes=frozenset([stream_mode] if isinstance(stream_mode, str)
                                              else stream_mode)
-                      # stream_events(version="v3") (which streams subgraphs): its 'messages'
-                      # reach the subgraph's own nodes, so their messages stream under its
-                      # namespace, as LangGraph's do with subgraphs=True.
-                      | ({"messages"} if ctx.call.messages and ctx.call.messages_v2
+                      # 'messages' reach the subgraph's own nodes, so their messages stream
+                      # under its namespace (and only with subgraphs=True), as LangGraph's.
+                      | ({"messages"} if ctx.call.messages
                          else set()),
                       messages_v2=ctx.call.messages_v2))
 

@@ -128,6 +128,7 @@ class InvokeRequest(_Wire):
     messages_v2: bool = False  # 'messages' as content-block events (stream_events v3)
     # Subgraphs' own checkpoints to run from, by namespace (a subgraph's config).
     subgraph_checkpoints: dict[str, str] = {}
+    step_timeout: float | None = None  # RemoteGraph.step_timeout: seconds a superstep may take
 
 
 class SubgraphUpdate(_Wire):

@@ -276,7 +276,7 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
 
             ctx.run, ctx.config = tracing.start_run(ctx.config, _shown_input(ctx),
                                                     call.task.name)
-        undo = _stream_messages(ctx)
+        undo = _stream_messages(ctx, config)
         node = graph.nodes[call.task.name]
         try:
             out = asyncio.run(_call_async(node.fn, ctx)) if node.is_async else _call(node, ctx)
@@ -316,7 +316,7 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
 
             ctx.run, ctx.config = await tracing.astart_run(ctx.config, _shown_input(ctx),
                                                            call.task.name)
-        undo = _stream_messages(ctx)
+        undo = _stream_messages(ctx, config)
         node = graph.nodes[call.task.name]
         try:
             if node.is_async or node.afn is not None:
@@ -646,10 +646,16 @@ def _settled(result: Any) -> Any:
         return pool.submit(ctx.run, asyncio.run, wait()).result()
 
 
-def _stream_messages(ctx: TaskContext) -> Callable[[], None]:
+def _stream_messages(ctx: TaskContext, config: Mapping[str, Any] | None
+                     ) -> Callable[[], None]:
     """For the 'messages' mode: a LangChain callback handler in the node's config and in
     LangChain's context (a model called without `config` finds it there); for a traced
-    task, its config in LangChain's context. Returns the undo."""
+    task, its config in LangChain's context. Returns the undo.
+
+    The metadata sent with each message is LangGraph's: the run's metadata with the
+    keys LangGraph copies from the invocation's configurable (thread_id and the like,
+    graphrun.callbacks.PROPAGATED), the task's `langgraph_*` keys, and for a chat
+    model what LangChain adds for it (among them `checkpoint_ns`, the task's)."""
     if not ctx.call.messages:
         if ctx.run is None:
             return lambda: None
@@ -661,8 +667,8 @@ def _stream_messages(ctx: TaskContext) -> Callable[[], None]:
     from graphrun.stream_messages import StreamMessages, StreamMessagesV2
 
     t = ctx.call.task
-    metadata = {**ctx.config.get("metadata", {}), "langgraph_checkpoint_ns": t.ns,
-                "checkpoint_ns": t.ns}
+    metadata = {**_propagated(config), **ctx.config.get("metadata", {}),
+                "langgraph_checkpoint_ns": t.ns}
     handler = StreamMessagesV2 if ctx.call.messages_v2 else StreamMessages
     ctx.messages = handler(ctx.sub_event, metadata, seen=t.input)
     callbacks = ctx.config.get("callbacks")
@@ -689,6 +695,16 @@ def _stream_messages(ctx: TaskContext) -> Callable[[], None]:
         return _entered(tracing.entered(ctx.config))
     token = var_child_runnable_config.set(ctx.config)  # type: ignore[arg-type]
     return lambda: var_child_runnable_config.reset(token)
+
+
+def _propagated(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What LangGraph's `ensure_config` copies from the invocation's configurable into its
+    metadata (a traced task's metadata has them already)."""
+    from graphrun.callbacks import PROPAGATED
+
+    configurable, metadata = (config or {}).get("configurable") or {}, (config or {}).get(
+        "metadata") or {}
+    return {k: v for k in PROPAGATED if k not in metadata and (v := configurable.get(k))}
 
 
 def _entered(manager: contextlib.AbstractContextManager[Any]) -> Callable[[], None]:

@@ -52,6 +52,11 @@ def _register(graphs: Mapping[str, Any], limits: InputLimits | None = None,
             raise TypeError(f"graphs[{name!r}] is a {type(graph).__name__}, not a compiled "
                             f"graph. Pass builder.compile(name={name!r}).")
         registry.register(name, graph, limits, store, cache)
+        if getattr(graph, "step_timeout", None):
+            # A run's limits travel with the run, so replays read them from history.
+            warnings.warn(f"graphs[{name!r}].step_timeout is not applied by workers: set "
+                          f"RemoteGraph.step_timeout on the caller (it is sent with each "
+                          f"run).", stacklevel=3)
 
 
 _WARNED: set[str] = set()

@@ -45,6 +45,7 @@ with workflow.unsafe.imports_passed_through():
         UpdateCall,
         WebhookCall,
     )
+    from graphrun.limits import timed_out
     from graphrun.runner import node_writes, run_task
     from graphrun.serde import InputLimits
     from graphrun.spec import GraphSpec, NodeSpec
@@ -111,6 +112,7 @@ class _Invocation:
     callbacks: str = ""  # relay the nodes' callback events: "runs" or "stream" (NodeCall)
     messages_v2: bool = False  # 'messages' as content-block events (stream_events v3)
     subgraph_checkpoints: dict[str, str] = dataclasses.field(default_factory=dict)
+    step_timeout: float | None = None
 
 
 @workflow.defn(name="GraphWorkflow")
@@ -409,11 +411,15 @@ class GraphWorkflow:
         events: list[Any] = []
         self._begin_stream(item)
         try:
-            slots = self._slots_for(item)
+            slots, timeout = self._slots_for(item), self._step_timeout(item)
             while tasks := run.next_tasks():
                 events += self._hand_on(item, run)
-                results = await asyncio.gather(*(self._slotted(slots, run, t, item)
-                                                 for t in tasks))
+                if timeout is None:
+                    results = await asyncio.gather(*(self._slotted(slots, run, t, item)
+                                                     for t in tasks))
+                else:
+                    results = await self._within(timeout, tasks, [
+                        self._slotted(slots, run, t, item) for t in tasks])
                 run.finish_step(results)
             events += self._hand_on(item, run)
         except InvalidResumeError as exc:
@@ -445,6 +451,28 @@ class GraphWorkflow:
             return None
         # Older histories scheduled a whole step at once.
         return asyncio.Semaphore(n) if workflow.patched("graphrun-max-concurrency") else None
+
+    def _step_timeout(self, item: _Invocation) -> float | None:
+        """The run's step timeout, as its caller sent it (RemoteGraph.step_timeout): from
+        history, so a replay reads the same whatever the deployed graph says."""
+        seconds = item.step_timeout
+        if not seconds:
+            return None
+        # Older histories ran their steps without a timer.
+        return float(seconds) if workflow.patched("graphrun-step-timeout") else None
+
+    async def _within(self, timeout: float, tasks: list[engine.Task],
+                      work: list[Any]) -> list[engine.TaskResult]:
+        """A step's results, or at `timeout` (a durable timer) the finished ones and a
+        StepTimeoutError for each task still running, whose activity is cancelled."""
+        running = [asyncio.ensure_future(w) for w in work]
+        _done, late = await workflow.wait(running, timeout=timeout)
+        for f in late:
+            f.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+        finished = [f.result() for f in running if f not in late]
+        return finished + timed_out([t for t, f in zip(tasks, running, strict=True)
+                                     if f in late], timeout)
 
     async def _slotted(self, slots: asyncio.Semaphore | None, run: engine.Run,
                        task: engine.Task, item: _Invocation) -> engine.TaskResult:
@@ -680,6 +708,7 @@ class GraphWorkflow:
         item.callbacks = req.callbacks if req.stream_to else ""
         item.messages_v2 = req.messages_v2
         item.subgraph_checkpoints = dict(req.subgraph_checkpoints)
+        item.step_timeout = req.step_timeout
         if req.run:  # a run the Server API made: it lists runs by their records
             self._record_run(item, req.run)
         with self._handling_update():

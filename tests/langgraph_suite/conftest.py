@@ -70,17 +70,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         if name in ON_TEMPORAL_DIFFERS:
             item.add_marker(pytest.mark.xfail(strict=True, reason=ON_TEMPORAL_DIFFERS[name]))
-        elif params.get("with_timeout") in ("outer", "both"):
-            item.add_marker(pytest.mark.xfail(strict=True, reason=STEP_TIMEOUT_ON_TEMPORAL))
         elif name in ON_TEMPORAL_RACES:  # may pass or fail by timing: not strict
             item.add_marker(pytest.mark.xfail(strict=False, reason=ON_TEMPORAL_RACES[name]))
 
-
-# Sets step_timeout on the root graph: no step timeout on Temporal, and RemoteGraph says so.
-STEP_TIMEOUT_ON_TEMPORAL = (
-    "sets graph.step_timeout on the graph served on Temporal: a thread's steps run as "
-    "activities with their own timeouts, and RemoteGraph refuses a step_timeout "
-    "(NotImplementedError) rather than ignore it")
 
 # Where the Temporal driver differs from the in-process one, and why.
 ON_TEMPORAL_DIFFERS = {

@@ -86,7 +86,7 @@ class TemporalGraph(CompiledStateGraph):
         gc = GraphClient(host.client, task_queue=host.queue, id_prefix=f"{self.served_as}-")
         self.remote = gc.graph(self.served_as)
 
-    # A thread on Temporal has no step timeout: RemoteGraph refuses one.
+    # Sent with each run (RemoteGraph.step_timeout): the workflow keeps it.
     @property  # type: ignore[override]
     def step_timeout(self) -> float | None:
         return self.remote.step_timeout

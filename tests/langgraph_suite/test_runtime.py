@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from langgraph.store.memory import InMemoryStore  # LangGraph's store: any BaseStore works
 from pydantic import BaseModel, ValidationError
 from typing_extensions import TypedDict
 

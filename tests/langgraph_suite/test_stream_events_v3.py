@@ -26,9 +26,6 @@ from langchain_core.language_models.chat_model_stream import (
     ChatModelStream,
 )
 from langchain_core.messages import AIMessage, BaseMessage
-
-from graphrun.errors import GraphDrained
-from graphrun.runtime import RunControl
 from langgraph.stream import (
     AsyncGraphRunStream,
     AsyncSubgraphRunStream,
@@ -58,9 +55,11 @@ from pydantic import BaseModel, ValidationError
 from typing_extensions import TypedDict, assert_type
 
 from graphrun import END, START, InMemorySaver, Interrupt, StateGraph, interrupt
+from graphrun.errors import GraphDrained
 from graphrun.func import entrypoint
 from graphrun.messages import MessagesState
 from graphrun.runnable import GraphOutput
+from graphrun.runtime import RunControl
 from graphrun.types import INTERRUPT
 from tests.langgraph_suite.fake_chat import FakeChatModel
 

@@ -248,6 +248,25 @@ async def record_subgraph_fork(gc: GraphClient) -> None:
     await _save(await _finish(gc, "subgraph-fork"), "subgraph_fork")
 
 
+async def record_step_timeout(gc: GraphClient) -> None:
+    """slow, with RemoteGraph.step_timeout: its wait step runs past it (a timer, the
+    activity cancelled, StepTimeoutError), then the thread goes on without the limit."""
+    from graphrun.errors import StepTimeoutError
+
+    g, cfg = gc.graph("slow"), _cfg("step-timeout")
+    g.step_timeout = 1
+    try:
+        await g.ainvoke({"seconds": 3, "done": []}, cfg)
+        raise AssertionError("the step did not time out")
+    except StepTimeoutError:
+        pass
+    assert (await g.aget_state(cfg)).next == ("wait",)
+    g.step_timeout = None
+    out = await g.ainvoke(None, cfg)
+    assert out["done"] == ["first", "wait"], out
+    await _save(await _finish(gc, "step-timeout"), "step_timeout")
+
+
 async def record_bulk_update(gc: GraphClient) -> None:
     """parallel, paused at a and b: bulk_update_state answers a, then b, one checkpoint
     per superstep, and the thread runs on."""
@@ -441,7 +460,8 @@ RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
              "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update",
              "streamed", "agent", "runs", "server_records",
-             "resolved", "relayed", "subgraph_fork", "max_concurrency"]
+             "resolved", "relayed", "subgraph_fork", "max_concurrency",
+             "step_timeout"]
 
 
 async def main(names: list[str]) -> None:

@@ -39,7 +39,8 @@ def test_expected_histories_present() -> None:
                          "functional.json", "bulk_update.json", "streamed.json",
                          "agent.json", "runs.json", "thread_record.json",
                          "assistant_record.json", "cron_run.json", "resolved.json",
-                         "relayed.json", "max_concurrency.json", "subgraph_fork.json"}
+                         "relayed.json", "max_concurrency.json", "subgraph_fork.json",
+                         "step_timeout.json"}
     assert (HISTORIES / STORED).exists()
     assert (HISTORIES / BAD).exists()
 

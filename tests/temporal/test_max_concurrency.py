@@ -1,6 +1,7 @@
 """Run limits on Temporal. config["max_concurrency"]: the workflow schedules at most that
 many node activities of a step at once (the nodes count themselves: the worker is in this
-process). @task(timeout=...): the call's activity enforces it.
+process). @task(timeout=...): the call's activity enforces it. step_timeout: a durable
+timer in the workflow around each step.
 """
 
 from __future__ import annotations
@@ -77,3 +78,53 @@ async def test_task_timeout_on_temporal(temporal_client: Any, task_queue: str) -
         with pytest.raises(NodeFailedError) as err:
             await remote.ainvoke(1, {"configurable": {"thread_id": f"t-{uuid.uuid4().hex}"}})
     assert "NodeTimeoutError" in str(err.value)  # the call's error, through its caller
+
+
+def _step_graph(name: str, ran: list[str]) -> Any:
+    async def fast(state: State) -> dict:
+        ran.append("fast")
+        return {"done": [1]}
+
+    async def slow(state: State) -> dict:
+        ran.append("slow")
+        await asyncio.sleep(30 if ran.count("slow") == 1 else 0)  # slow the first time
+        return {"done": [2]}
+
+    return (StateGraph(State).add_node("fast", fast).add_node("slow", slow)
+            .add_edge(START, "fast").add_edge(START, "slow").compile(name=name))
+
+
+async def test_step_timeout_on_temporal(temporal_client: Any, task_queue: str) -> None:
+    """A step that runs past step_timeout fails with StepTimeoutError (a TimeoutError)
+    well before its slow node would end; what finished is kept, and the thread goes on
+    from there without running it again."""
+    from graphrun.errors import StepTimeoutError
+
+    ran: list[str] = []
+    name = f"step-{uuid.uuid4().hex[:8]}"
+    remote = GraphClient(temporal_client, task_queue=task_queue).graph(name)
+    remote.step_timeout = 1
+    cfg = {"configurable": {"thread_id": f"st-{uuid.uuid4().hex}"}}
+    async with create_worker(temporal_client, {name: _step_graph(name, ran)},
+                             task_queue=task_queue):
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        with pytest.raises(StepTimeoutError, match="step_timeout"):
+            await remote.ainvoke({"done": [0]}, cfg)
+        assert loop.time() - began < 15
+        state = await remote.aget_state(cfg)
+        assert state.next == ("slow",) and state.values == {"done": [0, 1]}
+        remote.step_timeout = None
+        out = await remote.ainvoke(None, cfg)
+    assert ran == ["fast", "slow", "slow"] and out == {"done": [0, 1, 2]}, (ran, out)
+
+
+async def test_a_served_graphs_step_timeout_is_named(temporal_client: Any,
+                                                    task_queue: str) -> None:
+    """graph.step_timeout on a graph a worker serves: the worker says it is the caller's
+    to set (RemoteGraph.step_timeout), as a run's limits travel with the run."""
+    name = f"step-{uuid.uuid4().hex[:8]}"
+    served = _step_graph(name, [])
+    served.step_timeout = 1
+    with pytest.warns(UserWarning, match=r"RemoteGraph\.step_timeout"):
+        create_worker(temporal_client, {name: served}, task_queue=task_queue)
