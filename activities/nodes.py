@@ -171,6 +171,7 @@ async def route_update(call: UpdateCall) -> NodeResult:
                                                                             spec.types)
     except (UndeclaredTypeError, ValueError) as exc:
         raise _refuse("update_state values refused", exc) from None
+    # The routing functions get the worker's store, as the nodes do (never the call's data).
     writes, update = await asyncio.to_thread(node_writes, spec, call.node, values, current,
-                                             config)
+                                             config, store=registry.store(call.graph))
     return NodeResult(writes=serde.dumps(writes), update=serde.dumps(update))

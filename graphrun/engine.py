@@ -124,12 +124,15 @@ def read_values(channels: Mapping[str, Channel], keys: Iterable[str]) -> dict[st
 
 
 def values_with_pending(graph: GraphSpec, channels: Mapping[str, Channel],
-                        ckpt: Checkpoint | None) -> dict[str, Any]:
-    """State values plus the writes of this step's finished tasks (what LangGraph shows)."""
+                        ckpt: Checkpoint | None, keys: Iterable[str] | None = None
+                        ) -> dict[str, Any]:
+    """State values plus the writes of this step's finished tasks (what LangGraph shows):
+    the output keys, or `keys`."""
+    keys = graph.output_keys if keys is None else keys
     # `pending` is kept in task path order, the order writes are merged in.
     done = [p for p in (ckpt.pending if ckpt else {}).values() if p.status == "done"]
     if not done:
-        return read_values(channels, graph.output_keys)
+        return read_values(channels, keys)
     grouped: dict[str, list[Any]] = {}
     for p in done:
         for k, v in p.writes:
@@ -140,7 +143,7 @@ def values_with_pending(graph: GraphSpec, channels: Mapping[str, Channel],
         ch = channels[k].restore(channels[k].save())
         ch.update(vs)
         view[k] = ch
-    return read_values(view, graph.output_keys)
+    return read_values(view, keys)
 
 
 def prepare_tasks(graph: GraphSpec, ckpt: Checkpoint, channels: Mapping[str, Channel],

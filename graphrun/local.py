@@ -625,13 +625,16 @@ class CompiledStateGraph(RunnableGraph):
         # steps and runs (under the node's name); otherwise only while it is paused.
         stateful = self.checkpointer is True
         task = ctx.call.task
-        key = (f"{STATEFUL}{task.name}:{self.spec.name}:{ctx.subgraph_counter}" if stateful
-               else f"{self.spec.name}:{ctx.subgraph_counter}")
+        count = ctx.subgraph_counter
+        key = (f"{STATEFUL}{task.name}:{self.spec.name}:{count}" if stateful
+               else f"{self.spec.name}:{count}")
         ctx.subgraph_counter += 1
         # The task's saved nested thread (typed JSON brings it back as a Thread on Temporal).
         saved: Thread | None = ctx.nested.get(key)
         parent_tid = _thread_id(ctx.config) or "ephemeral"
         ns = task.ns.rsplit(NS_END, 1)[0] if stateful else task.ns
+        if count:  # the task's second subgraph call and on are numbered (LangGraph)
+            ns = f"{ns}{NS_SEP}{count}"
         thread = saved or Thread(thread_id=f"{parent_tid}|{ns}|{key}")
         # A config naming one of the subgraph's own checkpoints: it runs from there.
         pinned = ctx.call.subgraph_checkpoints.get(ns) if saved is not None else None
@@ -727,7 +730,11 @@ class CompiledStateGraph(RunnableGraph):
         config = self._merged(config)
         return self._update(config, lambda spec, thread, checkpoint: state.update_state(
             spec, thread, values, as_node, clock=_now, checkpoint=checkpoint,
-            node_writes=node_writes, config=config))
+            node_writes=self._node_writes, config=config))
+
+    def _node_writes(self, *args: Any, **kwargs: Any) -> tuple[list[Any], Any]:
+        """An update's writes; its routing functions get the graph's store, as nodes do."""
+        return node_writes(*args, store=self._store(), **kwargs)
 
     def _update(self, config: Mapping[str, Any],
                 apply: Callable[[GraphSpec, Thread, str | None], Checkpoint]
@@ -756,7 +763,7 @@ class CompiledStateGraph(RunnableGraph):
         config = self._merged(config)
         return self._update(config, lambda spec, thread, checkpoint: state.bulk_update_state(
             spec, thread, supersteps, clock=_now, checkpoint=checkpoint,
-            node_writes=node_writes, config=config))
+            node_writes=self._node_writes, config=config))
 
     async def abulk_update_state(self, config: Mapping[str, Any],
                                  supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:

@@ -486,9 +486,11 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
 
 
 def node_writes(graph: GraphSpec, name: str, out: Any, state: Any,
-                config: Mapping[str, Any] | None, *, state_input: bool = True
-                ) -> tuple[list[Write], Any]:
-    """The channel writes for a node's return value, including its edges and routing."""
+                config: Mapping[str, Any] | None, *, state_input: bool = True,
+                store: Any = None) -> tuple[list[Write], Any]:
+    """The channel writes for a node's return value, including its edges and routing.
+
+    `store`: what routing functions get as `store` outside a task (`update_state`)."""
     if name == START:
         if not graph.is_root and not isinstance(out, dict) and not hasattr(
                 out, "model_fields") and not dataclasses.is_dataclass(out):
@@ -499,7 +501,8 @@ def node_writes(graph: GraphSpec, name: str, out: Any, state: Any,
         update: Any = out
     else:
         writes, update = _output_writes(graph, name, out)
-    writes += edge_writes(graph, name, writes, state if state_input else {}, config)
+    writes += edge_writes(graph, name, writes, state if state_input else {}, config,
+                          store=store)
     return writes, update
 
 
@@ -533,7 +536,7 @@ def _output_writes(graph: GraphSpec, name: str, out: Any) -> tuple[list[Write], 
 
 
 def edge_writes(graph: GraphSpec, name: str, writes: list[Write], state: Any,
-                config: Mapping[str, Any] | None) -> list[Write]:
+                config: Mapping[str, Any] | None, *, store: Any = None) -> list[Write]:
     out: list[Write] = []
     for dest in graph.edges.get(name, ()):
         if dest != END:
@@ -545,7 +548,7 @@ def edge_writes(graph: GraphSpec, name: str, writes: list[Write], state: Any,
         fresh = _fresh_state(graph, state, writes)
         for i, br in enumerate(branches):
             arg = graph.make_input(fresh, schema=br.input_schema)
-            result = _route(br, arg, config, i, name == START)
+            result = _route(br, arg, config, i, name == START, store)
             items = result if isinstance(result, (list, tuple)) else [result]
             targets: list[str | Send] = []
             for item in items:
@@ -578,17 +581,17 @@ def _fresh_state(graph: GraphSpec, state: Any, writes: list[Write]) -> dict[str,
 
 
 def _route(br: Any, arg: Any, config: Mapping[str, Any] | None, index: int,
-           is_start: bool) -> Any:
+           is_start: bool, store: Any = None) -> Any:
     """Call a routing function; in a traced task, as a chain run of its own (LangGraph's),
     and in a node activity that graphrun.tracing traces, as a run (span) of that trace."""
     ctx = _CONTEXT.get()
     if ctx is None or ctx.run is None:
         scope = ROUTE_SCOPE.get()
         if ctx is None or scope is None:
-            return _settled(br.path(arg, **_branch_kwargs(br.injects, config)))
+            return _settled(br.path(arg, **_branch_kwargs(br.injects, config, store)))
         with scope(_route_name(br.path), arg,
                    [f"seq:step:{index + (2 if is_start else 3)}"]) as finish:
-            result = _settled(br.path(arg, **_branch_kwargs(br.injects, config)))
+            result = _settled(br.path(arg, **_branch_kwargs(br.injects, config, store)))
             finish(result)
         return result
     from graphrun import callbacks as tracing
@@ -619,11 +622,13 @@ ROUTE_SCOPE: contextvars.ContextVar[Callable[..., Any] | None] = contextvars.Con
     "graphrun_route_scope", default=None)
 
 
-def _branch_kwargs(names: tuple[str, ...], config: Mapping[str, Any] | None) -> dict[str, Any]:
+def _branch_kwargs(names: tuple[str, ...], config: Mapping[str, Any] | None,
+                   store: Any = None) -> dict[str, Any]:
     ctx = _CONTEXT.get()
     if ctx is not None:
         return ctx.kwargs(names)
-    return _injected(names, dict(config or {}), Runtime[Any]())  # update_state: no run
+    # update_state: no run, but the graph's store (the worker's on Temporal)
+    return _injected(names, dict(config or {}), Runtime[Any](store=store))
 
 
 def _injected(names: tuple[str, ...], config: dict[str, Any], runtime: Runtime[Any],

@@ -92,8 +92,9 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
         return {"configurable": c}
 
     return StateSnapshot(
-        values=graph.present(values_with_pending(graph, channels, ckpt) if with_pending
-                             else read_values(channels, graph.output_keys)),
+        # All the state's channels, not only the output schema's (LangGraph's stream keys).
+        values=graph.present(values_with_pending(graph, channels, ckpt, graph.state_keys)
+                             if with_pending else read_values(channels, graph.state_keys)),
         next=tuple(t.name for t in tasks if not with_pending or not (
             ckpt.pending.get(t.id) and ckpt.pending[t.id].status == "done")),
         config=config(ckpt.id),

@@ -3587,14 +3587,6 @@ def test_multiple_subgraphs(sync_checkpointer: InMemorySaver) -> None:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "stream(subgraphs=True) puts the second subgraph invoked inside a node under "
-        "namespace ('parent_node:<id>',); LangGraph numbers the call: "
-        "('parent_node:<id>', '1')"
-    ),
-)
 def test_multiple_subgraphs_checkpointer(
     sync_checkpointer: InMemorySaver,
 ) -> None:

@@ -41,6 +41,33 @@ def test_nodes_and_routing_get_the_compiled_store() -> None:
     assert g.store is store
 
 
+def test_update_state_routes_with_the_store() -> None:
+    # update_state runs the node's routing functions outside any task: they get the
+    # graph's store all the same (`store` or `runtime.store`), sync or async.
+    from graphrun import END, InMemorySaver, StateUpdate
+
+    store, routed = InMemoryStore(), []
+
+    def by_store(state: State, store: Any) -> str:
+        routed.append(store)
+        return END
+
+    def by_runtime(state: State, runtime: Runtime) -> str:
+        routed.append(runtime.store)
+        return END
+
+    g = (StateGraph(State).add_node("a", lambda s: {}).add_edge(START, "a")
+         .add_conditional_edges("a", by_store).add_conditional_edges("a", by_runtime)
+         .compile(checkpointer=InMemorySaver(), store=store))
+    config = {"configurable": {"thread_id": "1"}}
+    g.invoke({}, config)
+    routed.clear()
+    g.update_state(config, {"seen": ["x"]}, as_node="a")
+    asyncio.run(g.aupdate_state(config, {"seen": ["y"]}, as_node="a"))
+    g.bulk_update_state(config, [[StateUpdate({"seen": ["z"]}, "a")]])
+    assert routed == [store] * 6
+
+
 def test_no_store_gives_none() -> None:
     def node(state: State, store: Any, runtime: Runtime) -> dict:
         assert store is None and runtime.store is None and config_get_store() is None
