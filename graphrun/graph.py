@@ -316,7 +316,8 @@ class StateGraph:
         self._add_schema(schema)
         self.branches.setdefault(source, []).append(
             Branch(path=path, path_map=dict(path_map) if path_map else None,
-                   injects=injected(path), input_schema=schema))
+                   injects=injected(path), input_schema=schema,
+                   sees_extra_keys=not is_schema(hint)))
         return self
 
     def set_entry_point(self, key: str) -> StateGraph:

@@ -502,7 +502,7 @@ def node_writes(graph: GraphSpec, name: str, out: Any, state: Any,
     else:
         writes, update = _output_writes(graph, name, out)
     writes += edge_writes(graph, name, writes, state if state_input else {}, config,
-                          store=store)
+                          store=store, output=out)
     return writes, update
 
 
@@ -536,7 +536,8 @@ def _output_writes(graph: GraphSpec, name: str, out: Any) -> tuple[list[Write], 
 
 
 def edge_writes(graph: GraphSpec, name: str, writes: list[Write], state: Any,
-                config: Mapping[str, Any] | None, *, store: Any = None) -> list[Write]:
+                config: Mapping[str, Any] | None, *, store: Any = None,
+                output: Any = None) -> list[Write]:
     out: list[Write] = []
     for dest in graph.edges.get(name, ()):
         if dest != END:
@@ -548,6 +549,8 @@ def edge_writes(graph: GraphSpec, name: str, writes: list[Write], state: Any,
         fresh = _fresh_state(graph, state, writes)
         for i, br in enumerate(branches):
             arg = graph.make_input(fresh, schema=br.input_schema)
+            if br.sees_extra_keys and isinstance(arg, dict) and isinstance(output, dict):
+                arg = {**output, **arg}
             result = _route(br, arg, config, i, name == START, store)
             items = result if isinstance(result, (list, tuple)) else [result]
             targets: list[str | Send] = []

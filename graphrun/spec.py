@@ -77,6 +77,9 @@ class Branch:
     path_map: dict[Hashable, str] | None
     injects: tuple[str, ...] = ()
     input_schema: Any = None  # what the routing function reads, if not the state schema
+    # Unannotated (or a plain dict): it also sees keys its node returned outside the
+    # state, as LangGraph passes them on.
+    sees_extra_keys: bool = False
 
 
 @functools.cache

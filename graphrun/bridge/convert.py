@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import typing
 import warnings
 from collections.abc import Mapping
@@ -23,9 +22,7 @@ from graphrun.errors import GraphValidationError
 from graphrun.graph import StateGraph
 from graphrun.local import CompiledStateGraph, InMemorySaver
 from graphrun.spec import Branch, _zero
-from graphrun.types import RetryPolicy, StateUpdate
-
-_log = logging.getLogger("graphrun")
+from graphrun.types import CachePolicy, RetryPolicy, StateUpdate
 
 
 def compiled(graph: Any, *, name: str | None, checkpointer: Any) -> Any:
@@ -48,7 +45,8 @@ def compiled(graph: Any, *, name: str | None, checkpointer: Any) -> Any:
         interrupt_after=list(lg.interrupt_after_nodes) if lg else None,
         strict_resume=False)
     return BridgedGraph(g.spec, checkpointer=g.checkpointer,
-                        store=getattr(lg, "store", None))  # LangGraph's compile(store=...)
+                        store=getattr(lg, "store", None),  # LangGraph's compile(store=...)
+                        cache=getattr(lg, "cache", None))  # and compile(cache=...)
 
 
 class BridgedGraph(CompiledStateGraph):
@@ -110,11 +108,8 @@ def _add_node(b: StateGraph, lg: Any, name: str, spec: Any, managed: Mapping[str
     if isinstance(runnable, (LGCompiled, CompiledStateGraph)):  # a subgraph: bridged too
         sub: Any = (runnable if isinstance(runnable, CompiledStateGraph)
                     else compiled(runnable, name=name, checkpointer=None))
-        b.add_node(name, sub, metadata=spec.metadata)
+        b.add_node(name, sub, metadata=spec.metadata, cache_policy=_cache(spec.cache_policy))
         return
-    if getattr(spec, "cache_policy", None) is not None:
-        _log.warning("from_langgraph(): node %r has a cache_policy; graphrun does not cache "
-                     "node results yet, so the node runs every time.", name)
     input_schema = _or_none(spec.input_schema, lg.state_schema)
     node = node_function(runnable, managed, name)
     handler = None
@@ -123,7 +118,8 @@ def _add_node(b: StateGraph, lg: Any, name: str, spec: Any, managed: Mapping[str
         handler = _sync_node(lg.nodes[handler_name].runnable, managed)
     b.add_node(name, node, retry_policy=_retry(spec.retry_policy), metadata=spec.metadata,
                timeout=run.timeout_policy(getattr(spec, "timeout", None)), defer=spec.defer,
-               input_schema=input_schema, error_handler=handler)
+               input_schema=input_schema, error_handler=handler,
+               cache_policy=_cache(spec.cache_policy))
 
 
 def node_function(runnable: Any, managed: Mapping[str, Any], name: str) -> Any:
@@ -137,6 +133,10 @@ def node_function(runnable: Any, managed: Mapping[str, Any], name: str) -> Any:
     is_async = getattr(runnable, "func", True) is None  # a node with only an async body
     node = _async_node(runnable, managed) if is_async else _sync_node(runnable, managed)
     node.__name__ = name
+    # The cache namespace names the node's function, as LangGraph's does: the wrapped
+    # one's, so two graphs' nodes of one name do not share entries.
+    wrapped = getattr(runnable, "func", None) or getattr(runnable, "afunc", None)
+    node.__qualname__ = getattr(wrapped, "__qualname__", None) or node.__qualname__
     node.afn = None if is_async else _async_node(runnable, managed)
     node.reads_state = isinstance(runnable, ToolNode) and private.tool_node_reads_state(runnable)
     return node
@@ -162,6 +162,13 @@ def _retry(policy: Any) -> tuple[RetryPolicy, ...]:
                              backoff_factor=p.backoff_factor, max_interval=p.max_interval,
                              max_attempts=p.max_attempts, jitter=p.jitter,
                              retry_on=cast(Any, p.retry_on)) for p in policies)
+
+
+def _cache(policy: Any) -> CachePolicy | None:
+    """LangGraph's CachePolicy as graphrun's (its key function kept: the same keys)."""
+    if policy is None:
+        return None
+    return CachePolicy(key_func=policy.key_func, ttl=policy.ttl)
 
 
 def _channel(key: str, c: Any) -> gr_channels.Channel:

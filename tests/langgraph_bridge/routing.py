@@ -2,8 +2,8 @@
 
 LangGraph's tests build graphs with LangGraph's imports (and `create_agent` /
 `create_react_agent` compile their own). `route_compiled_graphs()` patches
-`langgraph.graph.state.StateGraph.compile` so the compiled object's run and state
-methods are graphrun's: the test body runs unchanged, the graph runs on graphrun.
+`langgraph.graph.state.StateGraph.compile` so the compiled object's run, state and
+cache methods are graphrun's: the test body runs unchanged, the graph runs on graphrun.
 The LangGraph object itself is kept (it can still be added as a node of another
 LangGraph graph, which `from_langgraph` then bridges recursively).
 
@@ -34,7 +34,7 @@ from tests.langgraph_suite.temporal_driver import TemporalGraph, TemporalHost
 
 ROUTED = ("invoke", "ainvoke", "stream", "astream", "get_state", "aget_state",
           "get_state_history", "aget_state_history", "update_state", "aupdate_state",
-          "bulk_update_state", "abulk_update_state")
+          "bulk_update_state", "abulk_update_state", "clear_cache", "aclear_cache")
 
 
 def _as_langgraph(value: Any) -> Any:

@@ -98,6 +98,12 @@ ON_TEMPORAL_DIFFERS = {
     "test_parent_command": (
         "passes durability='exit' to invoke: on Temporal the history keeps every step, so "
         "the final snapshot has a parent_config"),
+    "test_pregel_async::test_send_react_interrupt": (
+        "passes durability='exit' to ainvoke: on Temporal the history keeps every step, so "
+        "the snapshot after the interrupt has a parent_config"),
+    "test_pregel_async::test_send_react_interrupt_control": (
+        "passes durability='exit' to ainvoke: on Temporal the history keeps every step, so "
+        "the snapshot after the interrupt has a parent_config"),
 }
 
 

@@ -125,3 +125,33 @@ async def test_get_store_in_an_entrypoint_and_its_tasks(temporal_client: Any,
         assert await remote.ainvoke({"user": "ann", "fact": "b"}, _thread()) == {
             "saved": 2, "counted": 2}
     assert {i.key for i in store.search(("memories", "ann"))} == {"a", "b"}
+
+
+def _routed_graph(name: str, routed: list[Any]) -> Any:
+    def by_store(state: State, store: BaseStore) -> str:
+        routed.append(store)
+        return "__end__"
+
+    def by_runtime(state: State, runtime: Runtime) -> str:
+        routed.append(runtime.store)
+        return "__end__"
+
+    return (StateGraph(State).add_node("note", lambda s: {}).add_edge(START, "note")
+            .add_conditional_edges("note", by_store).add_conditional_edges("note", by_runtime)
+            .compile(name=name))
+
+
+async def test_update_state_routes_with_the_workers_store(temporal_client: Any,
+                                                          task_queue: str) -> None:
+    # update_state's routing functions run in the route_update activity: they get the
+    # worker's store as the nodes do.
+    store, name, routed = InMemoryStore(), f"routed-{uuid.uuid4().hex[:8]}", []
+    remote = GraphClient(temporal_client, task_queue=task_queue).graph(name)
+    async with create_worker(temporal_client, {name: _routed_graph(name, routed)},
+                             task_queue=task_queue, store=store):
+        config = _thread()
+        await remote.ainvoke({"user": "ann"}, config)
+        assert routed == [store, store]
+        routed.clear()
+        await remote.aupdate_state(config, {"fact": "likes tea"}, as_node="note")
+        assert routed == [store, store]

@@ -648,3 +648,28 @@ def test_reading_a_thread_with_a_pending_command_update_does_not_change_it() -> 
         list(graph.get_state_history(config))
     assert (head.channel_versions, head.versions_seen, head.channel_values) == before
     assert graph.invoke(Command(resume=2), config) == {"note": "updated", "answer": 3}
+
+
+class RouteState(TypedDict):
+    n: int
+
+
+def test_a_routing_function_sees_its_nodes_extra_keys_unless_it_reads_a_schema() -> None:
+    """LangGraph passes keys a node returned outside the state on to the node's routing
+    functions that take a plain dict; one annotated with a schema reads that schema."""
+    S = RouteState
+    seen: dict[str, Any] = {}
+
+    def plain(data: dict) -> str:
+        seen["plain"] = dict(data)
+        return "__end__"
+
+    def typed(data: RouteState) -> str:
+        seen["typed"] = dict(data)
+        return "__end__"
+
+    graph = (StateGraph(S).add_node("a", lambda s: {"n": s["n"] + 1, "hint": "x"})
+             .add_edge(START, "a").add_conditional_edges("a", plain)
+             .add_conditional_edges("a", typed).compile())
+    assert graph.invoke({"n": 1}) == {"n": 2}
+    assert seen == {"plain": {"n": 2, "hint": "x"}, "typed": {"n": 2}}

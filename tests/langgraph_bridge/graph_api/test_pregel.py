@@ -173,11 +173,6 @@ LANGGRAPH_ERRORS = (
     "which are not LangGraph's langgraph.errors classes, so "
     "pytest.raises(<LangGraph class>) does not catch them (the messages match)"
 )
-CACHE = (
-    "node cache_policy / compile(cache=...): graphrun does not cache node results "
-    "(from_langgraph warns), so the node runs again and no "
-    "{'__metadata__': {'cached': True}} update is streamed"
-)
 DEBUG_SUBGRAPHS = (
     "stream_mode='debug' around a subgraph node: the checkpoint event's task for the "
     "subgraph has no 'state' (LangGraph gives the subgraph's checkpoint config, as "
@@ -1167,7 +1162,7 @@ def test_in_one_fan_out_state_graph_waiting_edge_plus_regular(
 
 @pytest.mark.parametrize(
     "with_cache",
-    [pytest.param(True, marks=pytest.mark.xfail(strict=True, reason=CACHE)), False],
+    [True, False],
 )
 def test_in_one_fan_out_state_graph_waiting_edge_multiple(
     with_cache: bool, cache: BaseCache
