@@ -354,6 +354,7 @@ class Run:
         self._tasks: list[Task] = []
         self._by_id: dict[str, Task] = {}  # this step's tasks, by id
         self._done: dict[str, TaskResult] = {}
+        self._finished: dict[str, TaskResult] = {}  # this step's tasks that finished so far
         # @task calls (graphrun.calls) of this step: their outcomes; on Temporal also the
         # calls being run (id -> the call, the ids from its step task down to it, and
         # that task), who waits for which, results held meanwhile, and the next round.
@@ -507,6 +508,7 @@ class Run:
         self._tasks = tasks
         self._by_id = {t.id: t for t in tasks}
         self._done = {}
+        self._finished = {}
         self._call_results = {}
         for t in tasks:
             p = ckpt.pending.get(t.id)
@@ -526,6 +528,8 @@ class Run:
         """Stream one task's chunks as it finishes (LangGraph's order: completion order).
         What was not reported by the time the step ends is streamed then, in path order."""
         t = self._by_id.get(r.task_id)
+        if t is not None and not r.awaiting:
+            self._finished[t.id] = r
         if (t is None or t.id in self._reported or t.id in self._done or t.name == START
                 or r.awaiting):  # a task waiting for its calls is not finished
             return
@@ -623,14 +627,13 @@ class Run:
                         calls=calls, remaining_steps=self.recursion_limit - self.steps,
                         subgraph_checkpoints=dict(self.subgraph_checkpoints))
 
-    def keep_finished(self, results: Sequence[TaskResult]) -> None:
-        """The run stopped mid-step (cancelled): the tasks that finished keep their writes
-        on the head as pending writes, so the thread does not run them again."""
-        if self.ckpt is None:
+    def keep_finished(self) -> None:
+        """The run stopped mid-step (cancelled): the step's tasks that finished keep their
+        writes on the head as pending writes, so the thread does not run them again."""
+        if self.ckpt is None or self.status != "running":
             return
-        for r in results:
-            if r.task_id in self._by_id and not (r.error or r.interrupts or r.awaiting
-                                                 or r.paused):
+        for r in self._finished.values():
+            if not (r.error or r.interrupts or r.paused):
                 self.ckpt.pending[r.task_id] = PendingTask(status="done", writes=list(r.writes))
         self._save_head()
 

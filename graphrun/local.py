@@ -302,7 +302,7 @@ class CompiledStateGraph(RunnableGraph):
                 for p in pending:
                     p.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
-                run.keep_finished(results)  # not run again when the thread goes on
+                run.keep_finished()  # not run again when the thread goes on
                 raise
             run.finish_step(results)
             _paused_after(run, trace)

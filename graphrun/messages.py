@@ -210,18 +210,18 @@ def _type_name(value: Any) -> str:
 
 
 def _thread_salt() -> bytes:
-    """The thread the in-process driver merges for, else the Temporal workflow id when
-    running in its workflow or activity, else nothing.
+    """The Temporal workflow id in its workflow; else the thread the in-process driver
+    merges for; else the workflow id in its activity; else nothing.
 
     Looked up in `sys.modules` so this module never imports temporalio itself: if
     temporalio is not loaded, this cannot be running on Temporal.
     """
-    thread_id = MERGING_THREAD.get()  # a graph run in-process (also inside an activity)
+    wf = sys.modules.get("temporalio.workflow")
+    if wf is not None and wf.in_workflow():  # whatever the context holds: replay-safe
+        return str(wf.info().workflow_id).encode()
+    thread_id = MERGING_THREAD.get()  # a graph run in-process (also one a node runs)
     if thread_id is not None:
         return thread_id.encode()
-    wf = sys.modules.get("temporalio.workflow")
-    if wf is not None and wf.in_workflow():
-        return str(wf.info().workflow_id).encode()
     act = sys.modules.get("temporalio.activity")
     if act is not None and act.in_activity():
         return str(act.info().workflow_id or "").encode()

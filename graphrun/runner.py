@@ -675,8 +675,10 @@ def _stream_messages(ctx: TaskContext, config: Mapping[str, Any] | None
     from graphrun.stream_messages import StreamMessages, StreamMessagesV2
 
     t = ctx.call.task
-    metadata = {**_propagated(config), **ctx.config.get("metadata", {}),
-                "langgraph_checkpoint_ns": t.ns}
+    # LangGraph marks its graph's run "ls_integration": "langgraph" (a chat model's own
+    # metadata says otherwise for its messages).
+    metadata = {"ls_integration": "langgraph", **_propagated(config),
+                **ctx.config.get("metadata", {}), "langgraph_checkpoint_ns": t.ns}
     handler = StreamMessagesV2 if ctx.call.messages_v2 else StreamMessages
     ctx.messages = handler(ctx.sub_event, metadata, seen=t.input)
     callbacks = ctx.config.get("callbacks")

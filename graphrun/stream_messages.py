@@ -63,7 +63,7 @@ class StreamMessages(BaseCallbackHandler, _StreamingCallbackHandler[Any]):
                             tags: list[str] | None = None,
                             metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if NOSTREAM not in (tags or []):
-            self.runs[run_id] = {**(metadata or {}), **self.base}
+            self.runs[run_id] = {**self.base, **(metadata or {})}  # the model's own wins
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: UUID,
                          **kwargs: Any) -> None:

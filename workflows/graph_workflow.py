@@ -422,6 +422,11 @@ class GraphWorkflow:
                         self._slotted(slots, run, t, item) for t in tasks])
                 run.finish_step(results)
             events += self._hand_on(item, run)
+        except asyncio.CancelledError:
+            # The step's tasks that finished are not run again (LangGraph's pending writes).
+            if workflow.patched("graphrun-cancel-keeps-finished"):
+                run.keep_finished()
+            raise
         except InvalidResumeError as exc:
             self._set_status(before)
             return self._refused(item, exc)

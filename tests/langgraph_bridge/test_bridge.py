@@ -224,6 +224,42 @@ def test_error_handler_and_retry_policy_carry_over() -> None:
     assert len(tries) == 4  # two tries each
 
 
+def test_cache_policy_and_cache_carry_over() -> None:
+    from langgraph.cache.memory import InMemoryCache
+    from langgraph.types import CachePolicy
+
+    runs: list[str] = []
+
+    def double(s: S) -> dict[str, Any]:
+        runs.append("double")
+        return {"log": [s["x"] * 2]}
+
+    def triple(s: S) -> dict[str, Any]:  # another graph's node of the same name
+        runs.append("triple")
+        return {"log": [s["x"] * 3]}
+
+    def built(fn: Any, cache: InMemoryCache) -> Any:
+        b = StateGraph(S)
+        b.add_node("work", fn, cache_policy=CachePolicy(key_func=lambda s: str(s["x"])))
+        b.add_edge(START, "work")
+        return from_langgraph(b.compile(cache=cache))
+
+    cache = InMemoryCache()
+    gr = built(double, cache)
+    assert gr.cache is cache
+    assert [*gr.stream({"x": 2, "log": []})] == [{"work": {"log": [4]}}]
+    assert [*gr.stream({"x": 2, "log": []})] == [
+        {"work": {"log": [4]}, "__metadata__": {"cached": True}}]
+    assert gr.invoke({"x": 3, "log": []}) == {"x": 3, "log": [6]}
+    assert runs == ["double", "double"]
+    # the same node name and input in another graph on the same cache: its own entry
+    assert built(triple, cache).invoke({"x": 2, "log": []}) == {"x": 2, "log": [6]}
+    assert runs == ["double", "double", "triple"]
+    gr.clear_cache()
+    assert gr.invoke({"x": 2, "log": []}) == {"x": 2, "log": [4]}
+    assert runs[-1] == "double" and len(runs) == 4
+
+
 def test_a_graph_streamed_inside_a_node() -> None:
     """A node that streams a graph gets its chunks, as under LangGraph."""
     inner = StateGraph(S)

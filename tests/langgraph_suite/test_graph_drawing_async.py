@@ -5,8 +5,8 @@ f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f, compared with upstream's syrupy snapsh
 (`__snapshots__/test_pregel_async.ambr`, copied unchanged; see `snapshots.py`) or the
 drawings the tests spell out. Imports are switched to graphrun; adaptations are
 marked `# graphrun:`. `test_draw_invalid` is ported whole; of the others (their sync
-twins run in test_pregel.py / test_large_cases.py; upstream's async graph-API tests are
-otherwise not ported) the body up to and including the drawing assertions.
+twins run in test_pregel.py / test_large_cases.py, their whole bodies in
+test_pregel_async.py) the body up to and including the drawing assertions.
 """
 
 import asyncio

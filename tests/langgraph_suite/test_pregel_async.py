@@ -4555,13 +4555,6 @@ async def test_tags_stream_mode_messages() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a message a node returns in its state update is streamed (stream_mode='messages') "
-        "without LangGraph's 'ls_integration': 'langgraph' metadata key"
-    ),
-)
 async def test_stream_mode_messages_command() -> None:
 
     async def my_node(state):

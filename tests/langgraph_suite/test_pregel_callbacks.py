@@ -5,8 +5,8 @@ Upstream: langchain-ai/langgraph, libs/langgraph/tests/test_pregel.py and
 test_pregel_async.py at commit f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f: the tests that
 pass `callbacks` (FakeTracer), use `astream_events`, Runnable composition (`app |
 RunnablePassthrough()`) or the metadata LangChain callbacks see. The rest of
-test_pregel.py is in test_pregel.py; test_pregel_async.py's other graph-API tests are not
-ported yet (see README.md). Bodies as upstream; imports switched to graphrun;
+test_pregel.py is in test_pregel.py, test_pregel_async.py's other graph-API tests in
+test_pregel_async.py (see README.md). Bodies as upstream; imports switched to graphrun;
 adaptations marked `# graphrun:`. Async tests end in `_async` where upstream's sync and
 async files share a name. All run in-process (callbacks are in-process only).
 """

@@ -284,3 +284,25 @@ subgraph = (StateGraph(ReviewState)
             .compile(name="subgraph"))
 
 GRAPHS["subgraph"] = subgraph
+
+
+# -- race: START -> quick and wait (sleeps `seconds`), side by side ----------------------
+class RaceState(TypedDict, total=False):
+    seconds: float
+    done: Annotated[list[str], operator.add]
+
+
+async def _race_wait(state: RaceState) -> dict[str, Any]:
+    import asyncio
+
+    await asyncio.sleep(state.get("seconds", 0))
+    return {"done": ["wait"]}
+
+
+race = (StateGraph(RaceState)
+        .add_node("quick", lambda s: {"done": ["quick"]})
+        .add_node("wait", _race_wait)
+        .add_edge(START, "quick").add_edge(START, "wait")
+        .compile(name="race"))
+
+GRAPHS["race"] = race

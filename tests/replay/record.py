@@ -267,6 +267,26 @@ async def record_step_timeout(gc: GraphClient) -> None:
     await _save(await _finish(gc, "step-timeout"), "step_timeout")
 
 
+async def record_cancel_kept(gc: GraphClient) -> None:
+    """race, cancelled while `wait` runs and after `quick` finished: quick's writes are
+    kept (pending), and the thread goes on without running it again."""
+    g, cfg = gc.graph("race"), _cfg("cancel-kept")
+    call = asyncio.ensure_future(g.ainvoke({"seconds": 2}, cfg))
+    await asyncio.sleep(1)
+    call.cancel()
+    await asyncio.gather(call, return_exceptions=True)
+    for _ in range(100):
+        state = await g.aget_state(cfg)
+        if state.next == ("wait",):
+            break
+        await asyncio.sleep(0.1)
+    assert state.next == ("wait",) and state.values["done"] == ["quick"], state
+    await asyncio.sleep(2)  # the cancelled activity ends before the thread goes on
+    out = await g.ainvoke(None, cfg)
+    assert sorted(out["done"]) == ["quick", "wait"], out
+    await _save(await _finish(gc, "cancel-kept"), "cancel_kept")
+
+
 async def record_bulk_update(gc: GraphClient) -> None:
     """parallel, paused at a and b: bulk_update_state answers a, then b, one checkpoint
     per superstep, and the thread runs on."""
@@ -461,7 +481,7 @@ RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update",
              "streamed", "agent", "runs", "server_records",
              "resolved", "relayed", "subgraph_fork", "max_concurrency",
-             "step_timeout"]
+             "step_timeout", "cancel_kept"]
 
 
 async def main(names: list[str]) -> None:

@@ -40,7 +40,7 @@ def test_expected_histories_present() -> None:
                          "agent.json", "runs.json", "thread_record.json",
                          "assistant_record.json", "cron_run.json", "resolved.json",
                          "relayed.json", "max_concurrency.json", "subgraph_fork.json",
-                         "step_timeout.json"}
+                         "step_timeout.json", "cancel_kept.json"}
     assert (HISTORIES / STORED).exists()
     assert (HISTORIES / BAD).exists()
 

@@ -100,3 +100,37 @@ async def _paused(remote: Any, config: dict[str, Any]) -> Any:
 
     status = info.typed_search_attributes.get(GRAPH_STATUS)
     return state if status not in ("running", None) else None
+
+
+async def test_a_cancelled_steps_finished_tasks_are_kept(temporal_client: Any,
+                                                        task_queue: str) -> None:
+    """As in-process (and LangGraph's pending writes): a sibling that finished before the
+    run was cancelled keeps its writes, and is not run again when the thread goes on."""
+    started, seen = asyncio.Event(), []
+
+    async def slow(state: S) -> dict[str, Any]:
+        seen.append("slow started")
+        if seen.count("slow started") == 1:
+            await asyncio.sleep(1)  # the sibling's result reaches the workflow meanwhile
+            started.set()
+            await asyncio.sleep(60)
+        return {"done": ["slow"]}
+
+    def fast(state: S) -> dict[str, Any]:
+        seen.append("fast")
+        return {"done": ["fast"]}
+
+    graph = (StateGraph(S).add_node("fast", fast).add_node("slow", slow)
+             .add_edge(START, "fast").add_edge(START, "slow").compile())
+    worker, remote = await _served(temporal_client, task_queue, graph)
+    config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+    async with worker:
+        call = asyncio.ensure_future(remote.ainvoke({"done": []}, config))
+        await asyncio.wait_for(started.wait(), 20)
+        call.cancel()
+        await asyncio.gather(call, return_exceptions=True)
+        state = await _until(lambda: _paused(remote, config))
+        assert state.values == {"done": ["fast"]} and state.next == ("slow",)
+        out = await remote.ainvoke(None, config)
+    assert sorted(out["done"]) == ["fast", "slow"]
+    assert seen.count("fast") == 1

@@ -144,12 +144,6 @@ pytestmark = pytest.mark.anyio
 logger = logging.getLogger(__name__)
 
 # graphrun: why a test fails through the bridge (strict xfail).
-MESSAGES_SUBGRAPH = (
-    "stream_mode='messages' with subgraphs=True: the AIMessage a subgraph node wrote "
-    "is not streamed when the subgraph then interrupts, and the input HumanMessage is "
-    "streamed (LangGraph skips messages already in the input); subgraph message "
-    "chunks also come under namespace () instead of ('subgraph:<task id>',)"
-)
 NODE_FINISHED = (
     "the bridge never calls LangGraph's private config callback "
     "CONFIG_KEY_NODE_FINISHED ('__pregel_node_finished') when a node finishes, so "
@@ -179,27 +173,6 @@ DEBUG_SUBGRAPHS = (
     "get_state_history does), and with subgraphs=True the subgraphs' own checkpoint "
     "events are not streamed (only namespace ())"
 )
-SUBGRAPH_CALL_NS = (
-    "two LangGraph graphs invoked from one node's code, stream(subgraphs=True): the "
-    "second (no checkpointer of its own) streams under ('parent_node:<task id>',); "
-    "LangGraph numbers the repeated call: ('parent_node:<task id>', '1')"
-)
-CHECKPOINT_NS_IN_CONFIG = (
-    "a config whose configurable has checkpoint_ns 'ns-1' (no checkpointer) is refused: "
-    "InvalidUpdateError 'cannot run from a subgraph's own checkpoint'; LangGraph runs "
-    "it and copies the allow-listed configurable keys into the stream metadata"
-)
-MESSAGES_METADATA = (
-    "stream_mode='messages' metadata for a message a node returns lacks LangGraph's "
-    "'ls_integration': 'langgraph' and carries an extra 'checkpoint_ns' at the root"
-)
-MESSAGES_PARENT_COMMAND = (
-    "stream_mode='messages', subgraphs=True: the AIMessage a subgraph node wrote is not "
-    "streamed when the subgraph then leaves through Command(graph=Command.PARENT) "
-    "(nothing is streamed; LangGraph streams it once, under the subgraph's namespace)"
-)
-
-
 @pytest.mark.xfail(strict=True, reason=LANGGRAPH_ERRORS)
 def test_graph_validation() -> None:
     class State(TypedDict):
@@ -3767,7 +3740,6 @@ def test_multiple_subgraphs_mixed_state_graph(
     }
 
 
-@pytest.mark.xfail(strict=True, reason=SUBGRAPH_CALL_NS)
 def test_multiple_subgraphs_checkpointer(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -3844,7 +3816,6 @@ def test_multiple_subgraphs_checkpointer(
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=CHECKPOINT_NS_IN_CONFIG)
 def test_configurable_propagates_to_stream_metadata() -> None:
     """Regression: thread_id, run_id, assistant_id, graph_id,
     and langgraph_auth_user_id from configurable must appear
@@ -3899,7 +3870,6 @@ def test_configurable_propagates_to_stream_metadata() -> None:
     assert "custom_setting" not in metadata
 
 
-@pytest.mark.xfail(strict=True, reason=MESSAGES_METADATA)
 def test_stream_mode_messages_command() -> None:
 
     def my_node(state):
@@ -4167,7 +4137,6 @@ def test_get_stream_writer() -> None:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=MESSAGES_PARENT_COMMAND)
 def test_stream_messages_dedupe_inputs() -> None:
 
     def call_model(state):
@@ -4205,7 +4174,6 @@ def test_stream_messages_dedupe_inputs() -> None:
     assert chunks[0][1]["langgraph_node"] == "call_model"
 
 
-@pytest.mark.xfail(strict=True, reason=MESSAGES_PARENT_COMMAND)
 def test_stream_messages_dedupe_state(sync_checkpointer: BaseCheckpointSaver) -> None:
 
     to_emit = [AIMessage("bye", id="1"), AIMessage("bye again", id="2")]
@@ -4261,7 +4229,6 @@ def test_stream_messages_dedupe_state(sync_checkpointer: BaseCheckpointSaver) ->
     assert chunks[0][1]["langgraph_node"] == "call_model"
 
 
-@pytest.mark.xfail(strict=True, reason=MESSAGES_SUBGRAPH)
 def test_stream_messages_dedupe_pydantic_subgraph_interrupt(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
