@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
         ThreadBusyError,
         UndeclaredTypeError,
     )
+    from graphrun.limits import timed_out
     from graphrun.payloads import (
         InvokeRequest,
         NodeCall,
@@ -45,7 +46,6 @@ with workflow.unsafe.imports_passed_through():
         UpdateCall,
         WebhookCall,
     )
-    from graphrun.limits import timed_out
     from graphrun.runner import node_writes, run_task
     from graphrun.serde import InputLimits
     from graphrun.spec import GraphSpec, NodeSpec
