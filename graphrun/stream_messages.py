@@ -64,6 +64,9 @@ class StreamMessages(BaseCallbackHandler, _StreamingCallbackHandler[Any]):
                             metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if NOSTREAM not in (tags or []):
             self.runs[run_id] = {**self.base, **(metadata or {})}  # the model's own wins
+            # The model's tags, but LangGraph's step bookkeeping ones, as LangGraph does.
+            if user_tags := [t for t in tags or () if not t.startswith("seq:step")]:
+                self.runs[run_id]["tags"] = user_tags
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: UUID,
                          **kwargs: Any) -> None:
@@ -100,7 +103,9 @@ class StreamMessagesV2(StreamMessages, _V2StreamingCallbackHandler):  # type: ig
 
     def __init__(self, emit: Callable[[tuple[str, Any]], None], metadata: dict[str, Any],
                  seen: Sequence[Any] = ()) -> None:
-        super().__init__(emit, metadata, seen)
+        # Here `run_id` is the model's alone (the invocation's, from its configurable,
+        # would mark what a node returned as a model's message).
+        super().__init__(emit, {k: v for k, v in metadata.items() if k != "run_id"}, seen)
         self.streamed: set[UUID] = set()
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: UUID,

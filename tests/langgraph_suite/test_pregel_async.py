@@ -4504,13 +4504,6 @@ async def test_multiple_subgraphs_checkpointer(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a chat model's own tags (GenericFakeChatModel(tags=['meow'])) are not in the "
-        "metadata of its stream_mode='messages' chunks; LangGraph adds 'tags': ['meow']"
-    ),
-)
 async def test_tags_stream_mode_messages() -> None:
     model = GenericFakeChatModel(messages=iter(["foo"]), tags=["meow"])
     # graphrun: langchain-core also lists `langchain` in a model's lc_versions when it is
