@@ -63,6 +63,9 @@ class Checkpoint:
     null_writes: list[Write] = field(default_factory=list)
     # The threads of stateful subgraphs (compile(checkpointer=True)), as of this checkpoint.
     subgraphs: dict[str, Any] = field(default_factory=dict)
+    # The threads of the other subgraphs the step before this checkpoint ran to their
+    # end, by task id: their history stays readable (get_state_history of a subgraph).
+    finished: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

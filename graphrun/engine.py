@@ -393,7 +393,7 @@ class Run:
         pending = {} if dropping_answers else copy.deepcopy(base.pending)
         fork = self._append(lambda cid: dataclasses.replace(
             copy.deepcopy(base), id=cid, source="fork", parent_id=base.id,
-            created_at=self.clock(), pending=pending, writes=None))
+            created_at=self.clock(), pending=pending, writes=None, finished={}))
         if self.subgraph_checkpoints:
             self._carry_subgraphs(base, fork, keep_threads=dropping_answers)
         return fork
@@ -513,7 +513,8 @@ class Run:
         for t in tasks:
             p = ckpt.pending.get(t.id)
             if p is not None and p.status == "done":
-                self._done[t.id] = TaskResult(task_id=t.id, writes=list(p.writes))
+                self._done[t.id] = TaskResult(task_id=t.id, writes=list(p.writes),
+                                              nested=dict(p.nested))
                 if p.writes and t.name != START:  # what it wrote before, marked (LangGraph)
                     self.events.append(("updates", {t.name: update_chunk(self.graph, p.writes),
                                                     "__metadata__": {"cached": True}}))
@@ -675,7 +676,8 @@ class Run:
                     pending[t.id] = PendingTask(status="interrupted", interrupts=r.interrupts,
                                                 resume=list(r.resume), nested=r.nested)
                 else:
-                    pending[t.id] = PendingTask(status="done", writes=list(r.writes))
+                    pending[t.id] = PendingTask(status="done", writes=list(r.writes),
+                                                nested=_finished_threads(r.nested))
             # The step's calls' outcomes, after their callers (see _owner_of_null_resume).
             pending.update({k: v for k, v in ckpt.pending.items() if k not in self._by_id})
             pending.update(self._call_results)
@@ -716,7 +718,10 @@ class Run:
         work.subgraphs = {**work.subgraphs, **{k: v for t, r in ordered
                                                for k, v in r.nested.items()
                                                if k.startswith(f"{STATEFUL}{t.name}:")}}
-        self._commit(work, source="loop", step=step, writes=metadata_writes)
+        finished = {t.id: threads for t, r in ordered
+                    if (threads := _finished_threads(r.nested))}
+        self._commit(work, source="loop", step=step, writes=metadata_writes,
+                     finished=finished)
         if updated & set(self.graph.output_keys):
             self.events.append(("values", self.values()))
         tasks = self._tasks
@@ -799,7 +804,8 @@ class Run:
                                             **_cached(r)}))
 
     def _commit(self, prev: Checkpoint, *, source: str, step: int,
-                writes: dict[str, Any] | None) -> None:
+                writes: dict[str, Any] | None, finished: dict[str, Any] | None = None
+                ) -> None:
         self._save_head()
         values = save_channels(self.channels)
         parent = prev.id or None
@@ -808,7 +814,7 @@ class Run:
             channel_versions=dict(prev.channel_versions),
             versions_seen={k: dict(v) for k, v in prev.versions_seen.items()},
             parent_id=parent, created_at=self.clock(), writes=writes,
-            subgraphs=dict(prev.subgraphs)))
+            subgraphs=dict(prev.subgraphs), finished=finished or {}))
         self._base = self.ckpt
 
     def _append(self, make: Callable[[str], Checkpoint]) -> Checkpoint:
@@ -825,6 +831,9 @@ class Run:
         if last is None:
             return
         dropped = {id(c) for c in self._appended[:-1]} - {id(last)}
+        # The subgraphs those steps ran to their end stay readable, from the one kept.
+        last.finished = {**{k: v for c in self._appended[:-1] if id(c) in dropped
+                            for k, v in c.finished.items()}, **last.finished}
         self.thread.checkpoints = [c for c in self.thread.checkpoints if id(c) not in dropped]
         last.parent_id = first.parent_id
         self._appended = [last]
@@ -853,6 +862,12 @@ class Run:
 
 def _cached(r: TaskResult) -> dict[str, Any]:
     return {"__metadata__": {"cached": True}} if r.cached else {}
+
+
+def _finished_threads(nested: Mapping[str, Any]) -> dict[str, Any]:
+    """The threads of the subgraphs (not `checkpointer=True`) a task ran to their end."""
+    return {k: v for k, v in nested.items()
+            if not k.startswith(STATEFUL) and isinstance(v, Thread)}
 
 
 def _pending_of(r: TaskResult) -> PendingTask:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import contextvars
 import dataclasses
 import queue
@@ -636,15 +637,22 @@ class CompiledStateGraph(RunnableGraph):
         if count:  # the task's second subgraph call and on are numbered (LangGraph)
             ns = f"{ns}{NS_SEP}{count}"
         thread = saved or Thread(thread_id=f"{parent_tid}|{ns}|{key}")
+        # durability="exit": a subgraph that runs to its end saves nothing more (LangGraph
+        # saves at the root's exit only), so its history stays as it was when it paused.
+        kept = (copy.deepcopy(saved) if saved is not None and not stateful
+                and ctx.call.durability == "exit" else None)
         # A config naming one of the subgraph's own checkpoints: it runs from there.
         pinned = ctx.call.subgraph_checkpoints.get(ns) if saved is not None else None
-        resuming = saved is not None and (pinned is not None or not stateful
-                                          or engine.is_paused(self.spec, saved))
+        paused = saved is not None and (pinned is not None
+                                        or engine.is_paused(self.spec, saved))
+        # A subgraph that ran to its end before its task paused is read back, not run
+        # again; only a paused one takes the task's answer.
+        resuming = saved is not None and (paused or not stateful)
         run = Run(self.spec, thread, None if resuming else input, clock=_now,
                   options=RunOptions(
                       checkpoint=pinned, subgraph_checkpoints=ctx.call.subgraph_checkpoints,
                       ns=ns, context=ctx.call.context, durability=ctx.call.durability,
-                      null_resume=ctx.take_null_resume() if resuming else MISSING,
+                      null_resume=ctx.take_null_resume() if paused else MISSING,
                       resume_map=ctx.resume_map if resuming else None,
                       stream_modes=frozenset([stream_mode] if isinstance(stream_mode, str)
                                              else stream_mode)
@@ -664,6 +672,11 @@ class CompiledStateGraph(RunnableGraph):
             else:
                 ctx.nested.pop(key, None)
             self._after(run)
+            if not stateful and (ctx.call.durability != "exit" or kept is not None):
+                # Kept with the task: if it pauses later and runs again, the subgraph is
+                # not run again (its end is read back, as LangGraph does), and its
+                # checkpoints stay in the thread's history.
+                ctx.nested[key] = kept or thread
             return run.values()
 
         # The subgraph's chunks, under the namespace of the task that ran it; streamed at

@@ -21,7 +21,7 @@ from datetime import timedelta
 from typing import Any
 
 from graphrun.channels import MISSING
-from graphrun.checkpoint import STATEFUL, TaskCall, TaskResult, Write, interrupt_id
+from graphrun.checkpoint import TaskCall, TaskResult, Write, interrupt_id
 from graphrun.errors import (
     CallMismatchError,
     CallsPending,
@@ -481,7 +481,8 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
     writes = [w for w in ctx.pushed if w[0] in graph.state_keys] + writes
     return TaskResult(task_id=t.id, writes=writes, update=update, resume=list(ctx.resume),
                       custom=list(ctx.custom), sub_events=list(ctx.sub_events),
-                      nested={k: v for k, v in ctx.nested.items() if k.startswith(STATEFUL)},
+                      # Its stateful subgraphs, and those it ran to their end (history).
+                      nested=dict(ctx.nested),
                       calls=list(ctx.finished_calls), took_null_resume=ctx.took_null_resume)
 
 

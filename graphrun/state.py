@@ -129,6 +129,15 @@ def spec_at(graph: GraphSpec, ns: str) -> GraphSpec:
     return graph
 
 
+def _finished(thread: Thread, task_id: str) -> tuple[str, Thread] | None:
+    """The thread of a subgraph the task `task_id` ran to its end, kept on the checkpoint
+    that task's step made."""
+    for c in reversed(thread.checkpoints):
+        if task_id in c.finished:
+            return next(iter(c.finished[task_id].items()), None)
+    return None
+
+
 def _owner(ckpt: Checkpoint, task_id: str, node_name: str) -> Any:
     """The pending task that holds a subgraph's thread: by its id, or for a
     `checkpointer=True` subgraph (its namespace has no task id) the one of its node."""
@@ -207,6 +216,8 @@ def locate(graph: GraphSpec, thread: Thread, configurable: Mapping[str, Any]
         name, _, task_id = part.partition(NS_END)
         sub = subgraph_spec(spec, name)
         found = _nested(_owner(ckpt, task_id, name), ckpt.subgraphs, name) if ckpt else None
+        if found is None and task_id:  # a subgraph that ran to its end: its history
+            found = _finished(here, task_id)
         if sub is None or ckpt is None or found is None:
             raise InvalidUpdateError(
                 f"thread '{thread.thread_id}' has no subgraph at checkpoint_ns {ns!r}: it "
@@ -254,7 +265,7 @@ def special_update(graph: GraphSpec, thread: Thread, values: Any, as_node: str |
         base = found
         return thread.append(lambda cid: dataclasses.replace(
             base, id=cid, step=base.step + 1, source="fork", parent_id=base.parent_id,
-            created_at=clock(), pending={}, null_writes=[], writes=None,
+            created_at=clock(), pending={}, null_writes=[], writes=None, finished={},
             channel_versions=dict(base.channel_versions),
             versions_seen={k: dict(v) for k, v in base.versions_seen.items()}))
     if as_node == INPUT:

@@ -4741,15 +4741,6 @@ def test_nested_graph_state(sync_checkpointer: BaseCheckpointSaver) -> None:
         assert app.get_state(actual_snapshot.config) == expected_snapshot
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "get_state_history() of a subgraph that has finished: graphrun keeps a (non- "
-        "checkpointer=True) subgraph's thread only while it is paused, so the finished "
-        "child's history is gone (InvalidUpdateError); LangGraph keeps every subgraph "
-        "checkpoint"
-    ),
-)
 def test_doubly_nested_graph_state(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
