@@ -672,7 +672,8 @@ class CompiledStateGraph(RunnableGraph):
             else:
                 ctx.nested.pop(key, None)
             self._after(run)
-            if not stateful and (ctx.call.durability != "exit" or kept is not None):
+            if not stateful and self.checkpointer is not False and (
+                    ctx.call.durability != "exit" or kept is not None):
                 # Kept with the task: if it pauses later and runs again, the subgraph is
                 # not run again (its end is read back, as LangGraph does), and its
                 # checkpoints stay in the thread's history.
