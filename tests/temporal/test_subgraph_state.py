@@ -7,7 +7,16 @@ from typing import Any, TypedDict
 
 import pytest
 
-from graphrun import END, START, InMemorySaver, InvalidUpdateError, StateGraph, registry
+from graphrun import (
+    END,
+    START,
+    Command,
+    InMemorySaver,
+    InvalidUpdateError,
+    StateGraph,
+    interrupt,
+    registry,
+)
 from graphrun.client import GraphClient
 
 
@@ -80,3 +89,38 @@ async def test_subgraph_config_of_unknown_namespace_is_refused(
         wrong = {"configurable": {**cfg["configurable"], "checkpoint_ns": "o1:abc"}}
         with pytest.raises(InvalidUpdateError, match="no subgraph at checkpoint_ns"):
             await g.aupdate_state(wrong, {"log": "x"})
+
+
+async def test_a_finished_subgraph_keeps_its_history_and_is_not_run_again(
+        temporal_client: Any, graph_worker: str) -> None:
+    """A node calls a subgraph, then asks a question. On resume the node runs again and
+    reads the finished subgraph back (its node does not run twice); afterwards the
+    subgraph's history is readable from the parent's history entry, on both drivers."""
+    ran: list[str] = []
+
+    def build() -> Any:
+        inner = (StateGraph(S).add_node("i1", lambda s: (ran.append("i1"),
+                                                          {"log": s["log"] + " i1"})[1])
+                 .add_edge(START, "i1").compile())
+
+        def node(state: S) -> dict:
+            out = inner.invoke(state)
+            return {"log": out["log"] + " " + interrupt("ok?")}
+
+        return StateGraph(S).add_node("n", node).add_edge(START, "n")
+
+    name = f"subhist-{uuid.uuid4().hex[:8]}"
+    registry.register(name, build().compile(name=name))
+    remote = GraphClient(temporal_client, task_queue=graph_worker).graph(name)
+    local = build().compile(checkpointer=InMemorySaver())
+    seen = []
+    for g in (local, remote):
+        ran.clear()
+        cfg = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+        await g.ainvoke({"log": "go"}, cfg)
+        out = await g.ainvoke(Command(resume="yes"), cfg)
+        entry = [s async for s in g.aget_state_history(cfg) if s.next == ("n",)][0]
+        sub = [s.values async for s in g.aget_state_history(entry.tasks[0].state)]
+        seen.append((out, list(ran), sub))
+    assert seen[0] == seen[1]
+    assert seen[0] == ({"log": "go i1 yes"}, ["i1"], [{"log": "go i1"}, {"log": "go"}, {}])
