@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import contextvars
+import copy
 import dataclasses
 import queue
 import random

@@ -119,7 +119,8 @@ async def test_a_finished_subgraph_keeps_its_history_and_is_not_run_again(
         cfg = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
         await g.ainvoke({"log": "go"}, cfg)
         out = await g.ainvoke(Command(resume="yes"), cfg)
-        entry = [s async for s in g.aget_state_history(cfg) if s.next == ("n",)][0]
+        history = [s async for s in g.aget_state_history(cfg)]
+        entry = next(s for s in history if s.next == ("n",))
         sub = [s.values async for s in g.aget_state_history(entry.tasks[0].state)]
         seen.append((out, list(ran), sub))
     assert seen[0] == seen[1]
