@@ -170,7 +170,9 @@ def _nodes(spec: Any) -> dict[str, _Node]:
     nodes: dict[str, _Node] = {}
     for name, node in spec.nodes.items():
         main = _Writer()
-        if name != START and (ends := _command_targets(node.fn)):
+        if name != START and node.destinations:  # declared: they win, as in LangGraph
+            main.static = [(_branch_channel(e), None, label) for e, label in node.destinations]
+        elif name != START and (ends := _command_targets(node.fn)):
             main.static = [(_branch_channel(e), None, None) for e in ends]
         writers = [main]
         writers += [_Writer([(_branch_channel(t), None)])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -84,6 +84,13 @@ def _graph_in_closure(fn: Any) -> Any:
         return None
     return next((v for v in (*refs.nonlocals.values(), *refs.globals.values())
                  if isinstance(v, CompiledStateGraph)), None)
+
+
+def _destinations(given: Any) -> tuple[tuple[str, str | None], ...]:
+    """add_node(..., destinations=...): node names, or a dict of node name to edge label."""
+    if isinstance(given, Mapping):
+        return tuple((str(k), None if v is None else str(v)) for k, v in given.items())
+    return tuple((str(d), None) for d in given or ())
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -222,6 +229,7 @@ class StateGraph:
             is_async=False if is_sub else _is_async(action), is_subgraph=is_sub,
             defer=bool(kwargs.get("defer")), reads_state=getattr(action, "reads_state", False),
             afn=getattr(action, "afn", None), cache_policy=kwargs.get("cache_policy"),
+            destinations=_destinations(kwargs.get("destinations")),
             calls_graph=None if is_sub else _graph_in_closure(action))
         return self
 

@@ -67,6 +67,9 @@ class NodeSpec:
     # Run under an async driver instead of `fn` (LangGraph's nodes have both bodies).
     afn: Callable[..., Any] | None = None
     cache_policy: Any = None  # a CachePolicy (or LangGraph's): see graphrun.cache
+    # Where its Commands may go, for drawing only: add_node(..., destinations=...) as
+    # (node, edge label or None) pairs.
+    destinations: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -837,15 +837,6 @@ def test_runnable_passthrough_node_graph() -> None:
     assert graph.get_graph(xray=True).to_json() == graph.get_graph(xray=False).to_json()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "add_node(..., destinations=...) is accepted and ignored by graphrun's StateGraph "
-        "(the NodeSpec keeps no destinations), so a node that routes only by "
-        "Command(goto=...) without a Command[Literal[...]] annotation draws no edges "
-        "out of it"
-    ),
-)
 def test_node_destinations() -> None:
     class State(TypedDict):
         foo: Annotated[str, operator.add]
