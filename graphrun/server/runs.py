@@ -28,7 +28,7 @@ from graphrun import serde, stream
 from graphrun.payloads import RunResult, ThreadResult
 from graphrun.server import assistants, shapes, sse
 from graphrun.server.context import Conflict, NotFound
-from graphrun.server.threads import _cfg, describe
+from graphrun.server.threads import _cfg, _checkpoint, describe
 from graphrun.types import Command, Send
 
 router = APIRouter(tags=["runs"])
@@ -100,8 +100,8 @@ def _options(body: RunCreate) -> dict[str, Any]:
 
 def _config(body: RunCreate, thread_id: str) -> dict[str, Any]:
     config = dict(body.config or {})
-    cid = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
-    config["configurable"] = {**config.get("configurable", {}), **_cfg(thread_id, cid)[
+    at = _checkpoint(body.checkpoint_id, body.checkpoint)  # a subgraph's too
+    config["configurable"] = {**config.get("configurable", {}), **_cfg(thread_id, at)[
         "configurable"]}
     return config
 

@@ -60,7 +60,19 @@ def checkpoint(config: Any) -> dict[str, Any] | None:
     if not conf.get("checkpoint_id"):
         return None
     return {"thread_id": conf.get("thread_id"), "checkpoint_ns": conf.get("checkpoint_ns", ""),
-            "checkpoint_id": conf["checkpoint_id"], "checkpoint_map": None}
+            "checkpoint_id": conf["checkpoint_id"],
+            "checkpoint_map": conf.get("checkpoint_map") or None}
+
+
+def _task_checkpoint(state: Any) -> dict[str, Any] | None:
+    """A subgraph task's checkpoint: where its own state is read (`checkpoint_ns`)."""
+    config = getattr(state, "config", state)
+    conf = (config or {}).get("configurable") if isinstance(config, dict) else None
+    if not conf or not conf.get("checkpoint_ns"):
+        return None
+    return {"thread_id": conf.get("thread_id"), "checkpoint_ns": conf["checkpoint_ns"],
+            "checkpoint_id": conf.get("checkpoint_id"),
+            "checkpoint_map": conf.get("checkpoint_map") or None}
 
 
 def state(snap: StateSnapshot) -> dict[str, Any]:
@@ -71,7 +83,10 @@ def state(snap: StateSnapshot) -> dict[str, Any]:
         "tasks": [{"id": t.id, "name": t.name, "path": jsonable(t.path),
                    "error": jsonable(t.error) if t.error else None,
                    "interrupts": [interrupt(i) for i in t.interrupts],
-                   "checkpoint": None, "state": None, "result": None}
+                   "checkpoint": _task_checkpoint(t.state),
+                   # get_state(subgraphs=True): a subgraph's own state
+                   "state": state(t.state) if isinstance(t.state, StateSnapshot) else None,
+                   "result": None}
                   for t in snap.tasks],
         "interrupts": [interrupt(i) for i in snap.interrupts]}
 

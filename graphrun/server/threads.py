@@ -188,11 +188,22 @@ async def _snapshot(server: Any, thread_id: str, graph_id: str | None, listed: b
         raise
 
 
-def _cfg(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
+def _cfg(thread_id: str, checkpoint: str | dict[str, Any] | None = None) -> dict[str, Any]:
+    """A thread's config: at a checkpoint id, or at a checkpoint as the API names it (a
+    subgraph's with its `checkpoint_ns` and `checkpoint_map`)."""
     conf: dict[str, Any] = {"thread_id": thread_id}
-    if checkpoint_id:
-        conf["checkpoint_id"] = checkpoint_id
+    given = checkpoint if isinstance(checkpoint, dict) else {"checkpoint_id": checkpoint}
+    for key in ("checkpoint_id", "checkpoint_ns", "checkpoint_map"):
+        if given.get(key):
+            conf[key] = given[key]
     return {"configurable": conf}
+
+
+def _checkpoint(checkpoint_id: str | None, checkpoint: dict[str, Any] | None
+                ) -> dict[str, Any]:
+    """A body's `checkpoint` (a dict), with its `checkpoint_id` field over it."""
+    return {**(checkpoint or {}), **({"checkpoint_id": checkpoint_id} if checkpoint_id
+                                     else {})}
 
 
 # -- starting runs that carry a thread's metadata ------------------------------------
@@ -514,7 +525,7 @@ def _empty(thread_id: str) -> StateSnapshot:
 @router.get("/threads/{thread_id}/state")
 async def state(thread_id: str, request: Request, subgraphs: bool = False
                 ) -> dict[str, Any]:
-    return await _state(request, thread_id, None)
+    return await _state(request, thread_id, None, subgraphs)
 
 
 class StateAt(BaseModel):
@@ -525,22 +536,24 @@ class StateAt(BaseModel):
 @router.post("/threads/{thread_id}/state/checkpoint")
 async def state_at_checkpoint(thread_id: str, body: StateAt, request: Request
                               ) -> dict[str, Any]:
-    return await _state(request, thread_id, (body.checkpoint or {}).get("checkpoint_id"))
+    return await _state(request, thread_id, body.checkpoint, body.subgraphs)
 
 
 @router.get("/threads/{thread_id}/state/{checkpoint_id}")
-async def state_at(thread_id: str, checkpoint_id: str, request: Request) -> dict[str, Any]:
-    return await _state(request, thread_id, checkpoint_id)
+async def state_at(thread_id: str, checkpoint_id: str, request: Request,
+                   subgraphs: bool = False) -> dict[str, Any]:
+    return await _state(request, thread_id, checkpoint_id, subgraphs)
 
 
-async def _state(request: Request, thread_id: str, checkpoint_id: str | None
-                 ) -> dict[str, Any]:
+async def _state(request: Request, thread_id: str, checkpoint: str | dict[str, Any] | None,
+                 subgraphs: bool = False) -> dict[str, Any]:
     server = request.app.state.server
     run = await describe(server.gc, thread_id)
     if _is_record(run):
         return shapes.state(_empty(thread_id))
     remote = server.gc.graph(_graph_of(run, {}) or "")
-    return shapes.state(await remote.aget_state(_cfg(thread_id, checkpoint_id)))
+    return shapes.state(await remote.aget_state(_cfg(thread_id, checkpoint),
+                                                subgraphs=subgraphs))
 
 
 @router.post("/threads/{thread_id}/state")
@@ -552,8 +565,9 @@ async def update_state(thread_id: str, body: StateUpdate, request: Request
     graph_id = _needs_graph(run, await metadata_of(run)) if _is_record(run) else (
         _graph_of(run, {}) or "")
     remote = server.gc.graph(graph_id)
-    cid = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
-    config = await remote.aupdate_state(_cfg(thread_id, cid), body.values, body.as_node)
+    config = await remote.aupdate_state(
+        _cfg(thread_id, _checkpoint(body.checkpoint_id, body.checkpoint)), body.values,
+        body.as_node)
     return {"checkpoint": shapes.checkpoint(config)}
 
 
@@ -578,7 +592,7 @@ async def _history(request: Request, thread_id: str, q: HistoryQuery) -> list[di
     before = q.before.get("checkpoint_id") if isinstance(q.before, dict) else q.before
     out = []
     async for snap in remote.aget_state_history(
-            _cfg(thread_id), limit=None if q.metadata else q.limit,
+            _cfg(thread_id, q.checkpoint), limit=None if q.metadata else q.limit,
             before=_cfg(thread_id, before) if before else None):
         if q.metadata and any((snap.metadata or {}).get(k) != v for k, v in q.metadata.items()):
             continue

@@ -4,17 +4,18 @@ serving the examples' purchase and LangChain agent."""
 from __future__ import annotations
 
 import asyncio
+import operator
 import socket
 import threading
 import uuid
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from typing_extensions import TypedDict
 
 from examples import agent_approval, purchase
-from graphrun import START, StateGraph
+from graphrun import START, StateGraph, interrupt
 
 
 def _free_port() -> int:
@@ -53,8 +54,26 @@ def _after(state: dict) -> dict:
 slow = (StateGraph(_Slow).add_node("first", _after).add_node("wait", _wait)
         .add_edge(START, "first").add_edge("first", "wait").compile(name="slow"))
 
+
+
+class _Review(TypedDict, total=False):
+    amount: int
+    notes: Annotated[list[str], operator.add]
+
+
+def _ask_reviewer(state: dict) -> dict:
+    return {"notes": [f"answer:{interrupt({'amount': state['amount']})}"]}
+
+
+# A subgraph that asks: time travel inside it through the API (its own checkpoints).
+_review = (StateGraph(_Review).add_node("check", lambda s: {"notes": ["checked"]})
+           .add_node("ask", _ask_reviewer).add_edge(START, "check").add_edge("check", "ask")
+           .compile())
+nested = (StateGraph(_Review).add_node("review", _review).add_edge(START, "review")
+          .compile(name="nested"))
+
 GRAPHS = {"purchase": purchase.graph, "agent": agent_approval.agent, "broken": broken,
-          "slow": slow}
+          "slow": slow, "nested": nested}
 
 
 async def _polling(client: Any, queue: str) -> None:

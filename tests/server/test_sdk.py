@@ -186,3 +186,29 @@ async def test_a_failing_node(api_url: str) -> None:
     events = [(p.event, p.data) async for p in client.runs.stream(
         tid, "broken", input={"item": "pen"})]
     assert events[-1] == ("error", {"error": "ValueError", "message": "card declined"})
+
+
+async def test_time_travel_inside_a_subgraph_through_the_sdk(api_url: str) -> None:
+    """A subgraph's own checkpoint, as the API names it (checkpoint_ns and checkpoint_map):
+    its state read with subgraphs=True, updated there, and run from there."""
+    client = get_client(url=api_url)
+    tid = (await client.threads.create())["thread_id"]
+    out = await client.runs.wait(tid, "nested", input={"amount": 5})
+    assert out["__interrupt__"][0]["value"] == {"amount": 5}
+    state = await client.threads.get_state(tid, subgraphs=True)
+    task = state["tasks"][0]
+    sub = task["state"]
+    assert sub["values"] == {"amount": 5, "notes": ["checked"]} and sub["next"] == ["ask"]
+    assert task["checkpoint"]["checkpoint_ns"].startswith("review:")
+    at = sub["checkpoint"]
+    assert at["checkpoint_ns"] == task["checkpoint"]["checkpoint_ns"]
+    assert at["checkpoint_map"][""] == state["checkpoint"]["checkpoint_id"]
+
+    forked = (await client.threads.update_state(tid, {"amount": 7}, as_node="check",
+                                                checkpoint=at))["checkpoint"]
+    assert forked["checkpoint_ns"] == at["checkpoint_ns"]
+    assert forked["checkpoint_id"] != at["checkpoint_id"]
+    again = await client.runs.wait(tid, "nested", input=None, checkpoint=forked)
+    assert again["__interrupt__"][0]["value"] == {"amount": 7}  # asked again, from the fork
+    done = await client.runs.wait(tid, "nested", command={"resume": "ok"})
+    assert done["notes"] == ["checked", "answer:ok"]
