@@ -849,6 +849,10 @@ class GraphWorkflow:
     @update_subgraph_state.validator
     def _validate_update_subgraph_state(self, req: SubgraphUpdate) -> None:
         self._decode_update(req.values, "update_state values")
+        if not self._busy and not self._inbox:  # no subgraph there: refused before history
+            state.locate(self._spec, self._thread, {
+                "checkpoint_ns": req.checkpoint_ns, "checkpoint_id": req.checkpoint_id,
+                "checkpoint_map": req.checkpoint_map})
 
     def _root(self) -> _Target:
         return _Target(self._spec, self._thread, "")
