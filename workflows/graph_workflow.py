@@ -757,19 +757,38 @@ class GraphWorkflow:
             # Decoded by the validator; replaying an accepted update decodes here.
             decoded = self._take_decoded(values, "update_state values")
             await workflow.wait_condition(lambda: not self._busy and not self._inbox)
-            ckpt = state.special_update(self._spec, self._thread, decoded, as_node,
-                                        clock=self._now, checkpoint=checkpoint_id)
-            if ckpt is None:
-                ckpt = await self._update_as(decoded, as_node, checkpoint_id)
-            elif as_node == state.COPY and isinstance(decoded, list) and decoded:
-                # the copy, then the updates on top: (values, as_node, ...)
-                if workflow.patched("graphrun-copy-updates-one-step"):
-                    ckpt = await self._updates_as(decoded, ckpt.id)  # one superstep
-                else:
-                    for item in decoded:
-                        ckpt = await self._update_as(item[0], item[1], ckpt.id)
+            ckpt = await self._update(decoded, as_node, checkpoint_id, self._root())
             self._settle_after_update()
             return ckpt.id
+
+    async def _update(self, values: Any, as_node: str | None, checkpoint_id: str | None,
+                      t: _Target) -> engine.Checkpoint:
+        """An `update_state` of the thread, or of a subgraph's thread in it."""
+        ckpt = state.special_update(t.spec, t.thread, values, as_node, clock=self._now,
+                                    checkpoint=checkpoint_id)
+        if ckpt is None:
+            ckpt = await self._update_as(values, as_node, checkpoint_id, t)
+        elif as_node == state.COPY and isinstance(values, list) and values:
+            # the copy, then the updates on top: (values, as_node, ...)
+            if workflow.patched("graphrun-copy-updates-one-step"):
+                ckpt = await self._updates_as(values, ckpt.id, t)  # one superstep
+            else:
+                for item in values:
+                    ckpt = await self._update_as(item[0], item[1], ckpt.id, t)
+        return ckpt
+
+    async def _supersteps(self, steps: list[Any], checkpoint_id: str | None, t: _Target
+                          ) -> str:
+        """A `bulk_update_state`: one checkpoint per superstep; the last one's id."""
+        for step in steps:
+            values, as_node = step[0][0], step[0][1]
+            ckpt = (state.special_update(t.spec, t.thread, values, as_node, clock=self._now,
+                                         checkpoint=checkpoint_id)
+                    if len(step) == 1 else None)
+            if ckpt is None:
+                ckpt = await self._updates_as(list(step), checkpoint_id, t)
+            checkpoint_id = ckpt.id
+        return str(checkpoint_id)
 
     @workflow.update
     async def bulk_update_state(self, supersteps: Any, checkpoint_id: str | None = None) -> str:
@@ -779,16 +798,9 @@ class GraphWorkflow:
             steps = self._take_decoded(supersteps, "bulk_update_state values")
             state.check_supersteps(steps)
             await workflow.wait_condition(lambda: not self._busy and not self._inbox)
-            for step in steps:
-                values, as_node = step[0][0], step[0][1]
-                ckpt = (state.special_update(self._spec, self._thread, values, as_node,
-                                             clock=self._now, checkpoint=checkpoint_id)
-                        if len(step) == 1 else None)
-                if ckpt is None:
-                    ckpt = await self._updates_as(list(step), checkpoint_id)
-                checkpoint_id = ckpt.id
+            last = await self._supersteps(steps, checkpoint_id, self._root())
             self._settle_after_update()
-            return str(checkpoint_id)
+            return last
 
     @bulk_update_state.validator
     def _validate_bulk_update_state(self, supersteps: Any,
@@ -823,52 +835,39 @@ class GraphWorkflow:
         with self._handling_update(), _update_failure():
             decoded = self._take_decoded(req.values, "update_state values")
             await workflow.wait_condition(lambda: not self._busy and not self._inbox)
-            spec, thread, at, ns, parents = state.locate(self._spec, self._thread, {
-                "checkpoint_ns": req.checkpoint_ns, "checkpoint_id": req.checkpoint_id,
-                "checkpoint_map": req.checkpoint_map})
-            target = _Target(spec, thread, ns)
-            checkpoint_id = at.id if at is not None else None
-            steps = decoded if req.bulk else [[(decoded, req.as_node)]]
+            spec, thread, at, ns, parents = self._locate(req)
+            target, at_id = _Target(spec, thread, ns), at.id if at is not None else None
             if req.bulk:
-                state.check_supersteps(steps)
-            for step in steps:
-                values, as_node = step[0][0], step[0][1]
-                ckpt = (state.special_update(spec, thread, values, as_node, clock=self._now,
-                                             checkpoint=checkpoint_id)
-                        if len(step) == 1 else None)
-                if ckpt is not None and as_node == state.COPY and isinstance(values, list
-                                                                           ) and values:
-                    ckpt = await self._updates_as(values, ckpt.id, target)
-                elif ckpt is None:
-                    ckpt = await self._updates_as(list(step), checkpoint_id, target)
-                checkpoint_id = ckpt.id
+                state.check_supersteps(decoded)
+                last = await self._supersteps(decoded, at_id, target)
+            else:
+                last = (await self._update(decoded, req.as_node, at_id, target)).id
             self._publish_details()
-            assert checkpoint_id is not None
-            return state.sub_config(self._thread.thread_id, ns, checkpoint_id, parents)
+            return state.sub_config(self._thread.thread_id, ns, last, parents)
 
     @update_subgraph_state.validator
     def _validate_update_subgraph_state(self, req: SubgraphUpdate) -> None:
         self._decode_update(req.values, "update_state values")
         if not self._busy and not self._inbox:  # no subgraph there: refused before history
-            state.locate(self._spec, self._thread, {
-                "checkpoint_ns": req.checkpoint_ns, "checkpoint_id": req.checkpoint_id,
-                "checkpoint_map": req.checkpoint_map})
+            self._locate(req)
+
+    def _locate(self, req: SubgraphUpdate) -> Any:
+        return state.locate(self._spec, self._thread, {
+            "checkpoint_ns": req.checkpoint_ns, "checkpoint_id": req.checkpoint_id,
+            "checkpoint_map": req.checkpoint_map})
 
     def _root(self) -> _Target:
         return _Target(self._spec, self._thread, "")
 
     async def _update_as(self, values: Any, as_node: str | None,
-                         checkpoint_id: str | None, target: _Target | None = None
-                         ) -> engine.Checkpoint:
-        t = target or self._root()
+                         checkpoint_id: str | None, t: _Target) -> engine.Checkpoint:
         node, writes, written = await self._writes_as(values, as_node, checkpoint_id, t)
         return state.apply_update(t.spec, t.thread, node, writes, written,
                                   clock=self._now, checkpoint=checkpoint_id)
 
     async def _updates_as(self, items: list[Any], checkpoint_id: str | None,
-                          target: _Target | None = None) -> engine.Checkpoint:
+                          t: _Target) -> engine.Checkpoint:
         """Several nodes' updates as one checkpoint, as if they ran in one step."""
-        t = target or self._root()
         if len(items) == 1:
             return await self._update_as(items[0][0], items[0][1], checkpoint_id, t)
         updates = []
@@ -879,9 +878,8 @@ class GraphWorkflow:
                                    checkpoint=checkpoint_id)
 
     async def _writes_as(self, values: Any, as_node: str | None, checkpoint_id: str | None,
-                         target: _Target | None = None) -> tuple[str, list[Any], Any]:
+                         t: _Target) -> tuple[str, list[Any], Any]:
         """The writes of an update as `as_node`: its routing functions run in an activity."""
-        t = target or self._root()
         node, update, current = state.resolve_update(
             t.spec, t.thread, values, as_node, checkpoint=checkpoint_id)
         if node in t.spec.branches:
