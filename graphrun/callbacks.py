@@ -195,14 +195,19 @@ def _ensured(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if not AVAILABLE:
         return None
     cfg: dict[str, Any] = dict(ensure_config(config))  # type: ignore[arg-type]
-    configurable, metadata = cfg.get("configurable") or {}, cfg.get("metadata")
-    if configurable and isinstance(metadata, dict):  # LangGraph's: thread_id and the like
-        own = _own_task_id()
-        cfg["metadata"] = {**{k: v for k in PROPAGATED if k not in metadata
-                              and (v := configurable.get(k)) and not (k == "task_id"
-                                                                     and v == own)},
-                           **metadata}
+    if cfg.get("configurable") and isinstance(cfg.get("metadata"), dict):
+        cfg["metadata"] = {**propagated(cfg), **cfg["metadata"]}
     return cfg
+
+
+def propagated(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What LangGraph's `ensure_config` copies from the invocation's configurable into
+    its metadata (thread_id and the like) that the metadata does not hold yet."""
+    configurable = (config or {}).get("configurable") or {}
+    metadata = (config or {}).get("metadata") or {}
+    own = _own_task_id()
+    return {k: v for k in PROPAGATED if k not in metadata and (v := configurable.get(k))
+            and not (k == "task_id" and v == own)}
 
 
 def _own_task_id() -> str | None:

@@ -40,7 +40,13 @@ from typing import Any, Generic, TypeVar
 from graphrun.cache import CACHE_NS_WRITES, identifier
 from graphrun.calls import TaskFuture, call_task
 from graphrun.channels import EphemeralValue, LastValue, Topic
-from graphrun.graph import StateGraph, _activity_timeout, _heartbeat_timeout, coerce_timeout
+from graphrun.graph import (
+    StateGraph,
+    _activity_timeout,
+    _heartbeat_timeout,
+    _is_async,
+    coerce_timeout,
+)
 from graphrun.local import CompiledStateGraph
 from graphrun.spec import ROOT, GraphSpec, NodeSpec, declared_types
 from graphrun.types import START, TASKS, RetryPolicy, TimeoutPolicy
@@ -112,9 +118,7 @@ def task(__func: Callable[..., Any] | None = None, *, name: str | None = None,
 
 def _async_for_timeout(fn: Any, timeout: TimeoutPolicy | None, kind: str,
                        name: str | None) -> None:
-    call = type(fn).__call__ if callable(fn) and not inspect.isroutine(fn) else None
-    if timeout is not None and not (inspect.iscoroutinefunction(fn) or
-                                    inspect.iscoroutinefunction(call)):
+    if timeout is not None and not _is_async(fn):
         raise ValueError(
             f"{kind} '{name or _name_of(fn)}': timeouts are only supported for async nodes "
             f"(a sync function cannot be cancelled). Make it async, or drop the timeout.")

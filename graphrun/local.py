@@ -314,7 +314,7 @@ class CompiledStateGraph(RunnableGraph):
     def _stop_if_drained(self, run: Run) -> None:
         """Between steps: a run whose RunControl asked to drain stops here, its last
         checkpoint (with the next step's tasks) saved, and raises GraphDrained."""
-        control = getattr(run, "control", None)
+        control = run.control
         if control is not None and control.drain_requested:
             self._after(run)
             raise GraphDrained(control.drain_reason or "shutdown")
@@ -757,15 +757,11 @@ class CompiledStateGraph(RunnableGraph):
         (checkpoint_ns "node:<task id>"): a new checkpoint there, which a run from the
         returned config goes on from (LangGraph's fork inside a subgraph)."""
         root = self._thread(config, required=True)
-        configurable = config.get("configurable") or {}
         with merging_thread(root.thread_id):
-            if not configurable.get("checkpoint_ns"):
-                ckpt = apply(self.spec, root, _checkpoint_id(config))
-                return {"configurable": {"thread_id": root.thread_id, "checkpoint_ns": "",
-                                         "checkpoint_id": ckpt.id}}
-            spec, thread, at, ns, parents = state.locate(self.spec, root, configurable)
+            spec, thread, at, ns, parents = state.locate(self.spec, root,
+                                                         config.get("configurable") or {})
             ckpt = apply(spec, thread, at.id if at is not None else None)
-        return state.sub_config(root.thread_id, ns, ckpt.id, parents)
+        return state.checkpoint_config(root.thread_id, ns, ckpt.id, parents)
 
     async def aupdate_state(self, config: Mapping[str, Any], values: Any,
                             as_node: str | None = None) -> dict[str, Any]:

@@ -673,12 +673,13 @@ def _stream_messages(ctx: TaskContext, config: Mapping[str, Any] | None
         return _entered(tracing.entered(ctx.config))
     from langchain_core.runnables.config import var_child_runnable_config
 
+    from graphrun.callbacks import propagated
     from graphrun.stream_messages import StreamMessages, StreamMessagesV2
 
     t = ctx.call.task
     # LangGraph marks its graph's run "ls_integration": "langgraph" (a chat model's own
     # metadata says otherwise for its messages).
-    metadata = {"ls_integration": "langgraph", **_propagated(config),
+    metadata = {"ls_integration": "langgraph", **propagated(config),
                 **ctx.config.get("metadata", {}), "langgraph_checkpoint_ns": t.ns}
     handler = StreamMessagesV2 if ctx.call.messages_v2 else StreamMessages
     ctx.messages = handler(ctx.sub_event, metadata, seen=t.input)
@@ -706,16 +707,6 @@ def _stream_messages(ctx: TaskContext, config: Mapping[str, Any] | None
         return _entered(tracing.entered(ctx.config))
     token = var_child_runnable_config.set(ctx.config)  # type: ignore[arg-type]
     return lambda: var_child_runnable_config.reset(token)
-
-
-def _propagated(config: Mapping[str, Any] | None) -> dict[str, Any]:
-    """What LangGraph's `ensure_config` copies from the invocation's configurable into its
-    metadata (a traced task's metadata has them already)."""
-    from graphrun.callbacks import PROPAGATED
-
-    configurable, metadata = (config or {}).get("configurable") or {}, (config or {}).get(
-        "metadata") or {}
-    return {k: v for k in PROPAGATED if k not in metadata and (v := configurable.get(k))}
 
 
 def _entered(manager: contextlib.AbstractContextManager[Any]) -> Callable[[], None]:

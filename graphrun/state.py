@@ -85,11 +85,8 @@ def snapshot(graph: GraphSpec, thread: Thread, ckpt: Checkpoint | None,
                                   ckpt.subgraphs),
             result=result))
 
-    def config(cid: str | None) -> dict[str, Any]:
-        c: dict[str, Any] = {"thread_id": tid, "checkpoint_ns": ns, "checkpoint_id": cid}
-        if parents:
-            c["checkpoint_map"] = {**parents, ns: cid}
-        return {"configurable": c}
+    def config(cid: str) -> dict[str, Any]:
+        return checkpoint_config(tid, ns, cid, parents)
 
     return StateSnapshot(
         # All the state's channels, not only the output schema's (LangGraph's stream keys).
@@ -188,12 +185,15 @@ def run_from(config: Mapping[str, Any] | None) -> tuple[str | None, dict[str, st
     return root, {k: str(v) for k, v in at.items() if v}
 
 
-def sub_config(thread_id: str, ns: str, checkpoint_id: str, parents: Mapping[str, str]
-               ) -> dict[str, Any]:
-    """The config of a checkpoint of the subgraph at `ns`, as its snapshot names it."""
-    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
-                             "checkpoint_id": checkpoint_id,
-                             "checkpoint_map": {**parents, ns: checkpoint_id}}}
+def checkpoint_config(thread_id: str, ns: str, checkpoint_id: str,
+                      parents: Mapping[str, str]) -> dict[str, Any]:
+    """The config of a checkpoint, as its snapshot names it: a subgraph's (`parents`, the
+    checkpoints around it by namespace) with its `checkpoint_map`."""
+    c: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ns,
+                         "checkpoint_id": checkpoint_id}
+    if parents:
+        c["checkpoint_map"] = {**parents, ns: checkpoint_id}
+    return {"configurable": c}
 
 
 def locate(graph: GraphSpec, thread: Thread, configurable: Mapping[str, Any]

@@ -843,7 +843,7 @@ class GraphWorkflow:
             else:
                 last = (await self._update(decoded, req.as_node, at_id, target)).id
             self._publish_details()
-            return state.sub_config(self._thread.thread_id, ns, last, parents)
+            return state.checkpoint_config(self._thread.thread_id, ns, last, parents)
 
     @update_subgraph_state.validator
     def _validate_update_subgraph_state(self, req: SubgraphUpdate) -> None:
