@@ -110,9 +110,9 @@ async def run_node(call: NodeCall) -> NodeResult:
         attempt = activity.info().attempt
         trace = relay.worker_run(lambda event: live(event, attempt), types,
                                  streaming=call.callbacks == "stream")
+    store = registry.store(call.graph)  # the worker's: never part of the call's data
     entered = caching.enter(cache)  # for the node's @task calls and the graphs it runs
     try:
-        store = registry.store(call.graph)  # the worker's: never part of the call's data
         async with publisher:
             if node.is_async:
                 result = await arun_task(spec, task_call, config, resume_map=resume_map,
@@ -136,7 +136,7 @@ async def run_node(call: NodeCall) -> NodeResult:
         retry = policy is not None and activity.info().attempt < policy.max_attempts
         if not retry and node.error_handler is not None:  # its retries are used up
             result = await asyncio.to_thread(handle_error, spec, task_call, config, result,
-                                             registry.store(call.graph))
+                                             store)
     if result.exception is not None:
         error = result.exception
         named = result.error or {"type": type(error).__name__, "message": str(error)}
