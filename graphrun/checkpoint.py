@@ -21,9 +21,11 @@ Write = tuple[str, Any]
 
 
 # -- ids ---------------------------------------------------------------------
-def checkpoint_id(thread_id: str, seq: int) -> str:
-    """Unique per thread and per checkpoint ever made, and the same on replay."""
-    return xxh3_128_hexdigest(f"checkpoint:{thread_id}:{seq}".encode())
+def checkpoint_id(thread_id: str, seq: int, life: str = "") -> str:
+    """Unique per thread and per checkpoint ever made, and the same on replay. `life`
+    tells apart a thread deleted and created again under the same id."""
+    key = f"checkpoint:{thread_id}:{life}:{seq}" if life else f"checkpoint:{thread_id}:{seq}"
+    return xxh3_128_hexdigest(key.encode())
 
 
 def task_id(checkpoint: str, ns: str, step: int, name: str, kind: str, key: Any) -> str:
@@ -76,6 +78,9 @@ class Thread:
     checkpoints: list[Checkpoint] = field(default_factory=list)
     seq: int = 0
     max_history: int | None = None
+    # Which life of the thread id this is (empty for threads made before lives): a
+    # thread deleted and created again asks with new checkpoint and interrupt ids.
+    life: str = ""
 
     @property
     def head(self) -> Checkpoint | None:
@@ -92,7 +97,7 @@ class Thread:
             f"get_state_history().")
 
     def append(self, make: Callable[[str], Checkpoint]) -> Checkpoint:
-        ckpt = make(checkpoint_id(self.thread_id, self.seq))
+        ckpt = make(checkpoint_id(self.thread_id, self.seq, self.life))
         self.seq += 1
         self.checkpoints.append(ckpt)
         if self.max_history and len(self.checkpoints) > self.max_history:

@@ -2,6 +2,7 @@
 commands to invoke, resume and inspect threads.
 
     graphrun dev                                  # Temporal dev server + UI + worker
+    graphrun setup --retention 30                 # register graphrun's search attributes
     graphrun worker --graph myapp.graphs:graph    # a production worker
     graphrun invoke purchase --thread order-42 --input '{"item": "GPU", "amount": 96}'
     graphrun state order-42
@@ -135,6 +136,16 @@ def _metrics_argument(p: argparse.ArgumentParser) -> None:
                         "http://HOST:PORT/metrics")
 
 
+def _positive_days(text: str) -> int:
+    try:
+        days = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of days") from None
+    if days < 1:
+        raise argparse.ArgumentTypeError(f"{days} days: at least 1")
+    return days
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
@@ -182,6 +193,27 @@ def build_parser() -> argparse.ArgumentParser:
                           "http://localhost:8081 (see `graphrun codec-server`)")
     _tracing_argument(dev)
     _metrics_argument(dev)
+
+    setup = sub.add_parser(
+        "setup", parents=[conn], help="register graphrun's search attributes on a namespace",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Register the search attributes graphrun's threads keep (GraphStatus, "
+        "GraphName, GraphCreatedAt, GraphUpdatedAt, GraphMetadata) on the namespace, leaving "
+        "those already there alone, and report its retention. Run it once per namespace, "
+        "before the workers and the API: they refuse to start without them.",
+        epilog="""\
+examples:
+  graphrun setup --address localhost:7233 --namespace default
+  graphrun setup --retention 30        # also keep closed executions 30 days
+  graphrun setup --check               # exit 1 when one is missing; change nothing
+
+On Temporal Cloud a namespace API key may not add search attributes: setup then
+prints the tcld command and the Cloud UI steps that do, and exits 1.""")
+    setup_mode = setup.add_mutually_exclusive_group()
+    setup_mode.add_argument("--retention", type=_positive_days, default=None, metavar="DAYS",
+                            help="also set the namespace's retention of closed executions")
+    setup_mode.add_argument("--check", action="store_true",
+                            help="only check: list what is missing and exit 1 if anything is")
 
     worker = sub.add_parser("worker", parents=[conn], help="run a worker serving graphs",
                             description="Serve graphs on a task queue until Ctrl-C/SIGTERM.")
@@ -675,8 +707,8 @@ async def cmd_threads(args: argparse.Namespace) -> int:
             raise CLIError(f"cannot reach a Temporal server at {conn.address}; "
                            f"{_SERVER_HINT}") from exc
         raise CLIError(f"cannot list threads: {str(exc).splitlines()[0] if str(exc) else exc!r}"
-                       " (are the GraphStatus/GraphName search attributes registered?)"
-                       ) from exc
+                       " (are graphrun's search attributes registered? see `graphrun setup "
+                       "--check`)") from exc
     rows = [{"thread_id": t.thread_id, "graph": t.graph, "status": t.status,
              "workflow_status": t.workflow_status} for t in threads]
     if args.json:
@@ -906,8 +938,10 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     graphs = _graphs(args, default_config=True)
     conn = _connection(args)
     gc = await _connect(conn)
+    await _require_setup(gc)
     app = build_app(gc, graphs, cors_origins=args.cors_origin or (),
-                    store=load_store(args.store) if args.store else None)
+                    store=load_store(args.store) if args.store else None,
+                    check_search_attributes=False)  # checked just above
     _print([f"graphrun serve on http://{args.host}:{args.port} (Temporal {conn.address}, "
             f"task queue {conn.task_queue})", f"graphs: {', '.join(sorted(graphs))}",
             "the graphs run on workers: graphrun worker --config/--graph"])
@@ -920,6 +954,68 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _require_setup(gc: Any) -> None:
+    """Refuse to serve threads on a namespace that lacks graphrun's search attributes
+    (`graphrun setup` registers them): every thread's workflow task would fail."""
+    from graphrun.errors import SetupError
+    from graphrun.namespace import require_search_attributes
+
+    if not gc.search_attributes:
+        return
+    try:
+        await require_search_attributes(gc.client)
+    except SetupError as exc:
+        raise CLIError(str(exc)) from exc
+
+
+async def cmd_setup(args: argparse.Namespace) -> int:
+    """`graphrun setup`: register graphrun's search attributes, report (and set) retention."""
+    from graphrun import namespace as ns
+    from graphrun.errors import SetupError
+    from graphrun.visibility import SEARCH_ATTRIBUTES
+
+    conn = _connection(args)
+    gc = await _connect(conn)
+    client = gc.client
+    lines = [f"namespace {conn.namespace} on {conn.address}"]
+    problems: list[str] = []
+    state: dict[str, str] = {}
+    try:
+        state = await (ns.check_search_attributes(client) if args.check
+                       else ns.add_search_attributes(client))
+    except ns.OperatorDeniedError as exc:
+        steps = [] if "tcld" in str(exc) else ns.cloud_steps(conn.namespace)
+        problems.append("\n".join([str(exc), *steps]))
+    except SetupError as exc:  # a wrong kind, or the server's refusal
+        raise CLIError(str(exc)) from exc
+    lines += [f"  {name} ({kind}): {state[name]}" for name, kind in SEARCH_ATTRIBUTES.items()
+              if name in state]
+    ttl = before = await ns.retention(client)
+    if args.retention is not None:
+        try:
+            ttl = await ns.set_retention(client, args.retention)
+        except SetupError as exc:
+            problems.append(str(exc))
+    changed = f" (was {ns.format_retention(before)})" if ttl != before else ""
+    lines.append(f"retention: {ns.format_retention(ttl)}{changed}")
+    if ttl is None or ttl < ns.SHORT_RETENTION:
+        lines.append(f"warning: a retention of {ns.format_retention(ttl)} is short: threads "
+                     f"stay open and do not depend on it, but closed executions (finished "
+                     f"threads of earlier graphrun versions, runs continued as new, deleted "
+                     f"threads' closed runs) are kept only that long; `graphrun setup "
+                     f"--retention 30` keeps them 30 days")
+    _print(lines)
+    missing = [f"{name} ({SEARCH_ATTRIBUTES[name]})" for name, st in state.items()
+               if st == "missing"]
+    if missing:
+        command = ns.setup_command(client)
+        problems.insert(0, f"missing search attributes: {', '.join(missing)}; register them "
+                           f"with `{command}`")
+    if problems:
+        raise CLIError("\n".join(problems))
+    return 0
+
+
 async def cmd_worker(args: argparse.Namespace) -> int:
     graphs = _graphs(args)
     store = load_store(args.store) if args.store else None
@@ -927,6 +1023,7 @@ async def cmd_worker(args: argparse.Namespace) -> int:
     conn = _connection(args)
     stop = _stop_event()
     gc = await _connect(conn)
+    await _require_setup(gc)
     _print([f"graphrun worker on {conn.address} (namespace {conn.namespace}, task queue "
             f"{conn.task_queue})", f"serving graphs: {', '.join(sorted(graphs))}",
             _encryption_line(conn.encryption), _storage_line(conn.payload_dir),
@@ -960,6 +1057,7 @@ def _storage_line(payload_dir: str | None) -> str:
 
 async def cmd_dev(args: argparse.Namespace) -> int:
     from graphrun.devserver import DevServer, default_payload_dir
+    from graphrun.errors import SetupError
 
     configured = args.graph or args.config or os.path.exists("langgraph.json")
     graphs = _graphs(args, default_config=True) if configured else example_graphs()
@@ -984,6 +1082,8 @@ async def cmd_dev(args: argparse.Namespace) -> int:
                        namespace=namespace, codec_endpoint=args.ui_codec_endpoint)
     try:
         await asyncio.to_thread(server.start)
+    except SetupError as exc:  # the state dir's database has one of another kind
+        raise CLIError(f"{exc} (state: {db})") from exc
     except RuntimeError as exc:
         first = str(exc).splitlines()[0]
         raise CLIError(f"cannot start the Temporal dev server: {first} (is port {args.port} "
@@ -993,6 +1093,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
                           task_queue=task_queue, encryption=keys, payload_dir=payload_dir,
                           tracing=args.tracing or "auto", metrics_bind=args.metrics_bind)
         gc = await _connect(conn)
+        await _require_setup(gc)
         lines = [f"Temporal dev server: {server.address} (namespace {namespace})",
                  f"Web UI: {server.ui_url or '(disabled)'}",
                  f"state: {db}",
@@ -1086,6 +1187,7 @@ async def cmd_codec_server(args: argparse.Namespace) -> int:
 _COMMANDS = {
     "codec-server": cmd_codec_server,
     "dev": cmd_dev,
+    "setup": cmd_setup,
     "worker": cmd_worker,
     "serve": cmd_serve,
     "invoke": cmd_invoke,

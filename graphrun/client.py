@@ -12,6 +12,7 @@ import dataclasses
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from temporalio.client import (
@@ -27,7 +28,6 @@ from temporalio.client import (
     WorkflowUpdateStage,
 )
 from temporalio.common import (
-    SearchAttributeKey,
     SearchAttributePair,
     TypedSearchAttributes,
     WorkflowIDConflictPolicy,
@@ -50,7 +50,7 @@ from temporalio.converter import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from graphrun import callbacks, errors, registry, relay, serde, state, stream
+from graphrun import callbacks, errors, lifetime, registry, relay, serde, state, stream, visibility
 from graphrun import tracing as tracing_mod
 from graphrun.bridge import is_langgraph_value
 from graphrun.declared import DeclaredTypes
@@ -126,8 +126,8 @@ data_converter = GraphDataConverter(payload_converter_class=_WirePayloadConverte
 Also callable: ``data_converter(encryption=keys)`` is the same converter with the
 AES-GCM codec of `graphrun.codec`."""
 
-GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
-GRAPH_NAME = SearchAttributeKey.for_keyword("GraphName")
+GRAPH_STATUS = visibility.GRAPH_STATUS
+GRAPH_NAME = visibility.GRAPH_NAME
 
 
 def graphrun_converter(converter: DataConverter) -> GraphDataConverter:
@@ -195,7 +195,8 @@ class GraphClient:
                  id_prefix: str = "", max_history: int = 100,
                  history_event_limit: int = 10_000, search_attributes: bool = True,
                  types: Iterable[type] = (), limits: InputLimits | None = None,
-                 tracing: tracing_mod.TracingLike = "auto") -> None:
+                 tracing: tracing_mod.TracingLike = "auto",
+                 index_metadata: Sequence[str] | None = None) -> None:
         """Args:
             client: any temporalio Client (graphrun sets its own data converter).
             task_queue: where the graphrun worker listens.
@@ -212,6 +213,10 @@ class GraphClient:
             tracing: trace each call to a thread (graphrun.tracing): "langsmith", "otel",
                 both, a GraphTracing, or None; "auto" (default) reads the environment. A
                 client that traces already keeps its tracing.
+            index_metadata: the thread metadata keys that Temporal's visibility indexes
+                (the GraphMetadata search attribute, which a payload codec does not
+                encrypt), so searches can filter on them. None (default): every key, or
+                the comma-separated keys of $GRAPHRUN_INDEX_METADATA when it is set.
         """
         self.types = DeclaredTypes(types)
         self.limits = limits or InputLimits()
@@ -222,6 +227,10 @@ class GraphClient:
         self.id_prefix = id_prefix
         self.max_history = max_history
         self.history_event_limit = history_event_limit
+        if index_metadata is None and "GRAPHRUN_INDEX_METADATA" in os.environ:
+            index_metadata = [k.strip() for k in
+                              os.environ["GRAPHRUN_INDEX_METADATA"].split(",") if k.strip()]
+        self.index_metadata = None if index_metadata is None else list(index_metadata)
 
     @classmethod
     async def connect(cls, target: str | None = None, *, namespace: str | None = None,
@@ -233,11 +242,12 @@ class GraphClient:
                       search_attributes: bool = True, types: Iterable[type] = (),
                       limits: InputLimits | None = None,
                       tracing: tracing_mod.TracingLike = "auto",
+                      index_metadata: Sequence[str] | None = None,
                       **connect_options: Any) -> GraphClient:
         """Connect to Temporal (default: $TEMPORAL_ADDRESS or localhost:7233).
 
         Takes the constructor's options (task_queue, id_prefix, max_history,
-        history_event_limit, search_attributes, types, limits) and temporalio's
+        history_event_limit, search_attributes, types, limits, index_metadata) and temporalio's
         `Client.connect` options.
 
         Args:
@@ -271,10 +281,33 @@ class GraphClient:
         return cls(client, task_queue=task_queue, id_prefix=id_prefix, max_history=max_history,
                    history_event_limit=history_event_limit,
                    search_attributes=search_attributes, types=types, limits=limits,
-                   tracing=None)
+                   tracing=None, index_metadata=index_metadata)
 
     def graph(self, name: str) -> RemoteGraph:
         return RemoteGraph(self, name)
+
+    def thread_attributes(self, graph: str | None, status: str,
+                          metadata: Mapping[str, Any] | None = None,
+                          created_at: datetime | None = None) -> TypedSearchAttributes | None:
+        """The search attributes a new thread starts with (graphrun.visibility), or None
+        when this client keeps none."""
+        if not self.search_attributes:
+            return None
+        now = created_at or datetime.now(UTC)
+        pairs: list[SearchAttributePair[Any]] = [
+            SearchAttributePair(GRAPH_STATUS, status),
+            SearchAttributePair(visibility.CREATED_AT, now),
+            SearchAttributePair(visibility.UPDATED_AT, now),
+            SearchAttributePair(visibility.METADATA, visibility.metadata_entries(
+                metadata or {}, self.index_metadata))]
+        if graph:
+            pairs.append(SearchAttributePair(GRAPH_NAME, graph))
+        return TypedSearchAttributes(pairs)
+
+    async def delete_thread(self, thread_id: str) -> int:
+        """Delete the thread: every execution of its workflow, so nothing of it stays in
+        history or visibility; how many were deleted (0: there was no such thread)."""
+        return await lifetime.delete_executions(self.client, self.workflow_id(thread_id))
 
     def workflow_id(self, thread_id: str) -> str:
         return f"{self.id_prefix}{thread_id}"
@@ -447,7 +480,7 @@ class RemoteGraph(RunnableGraph):
                 try:
                     result = await self._run_once(input, config, options, **kw)
                 except _RecordOpen:
-                    await self._record_closed(self.gc.workflow_id(_thread_id(config)))
+                    await self._adopt(_thread_id(config))
                     result = await self._run_once(input, config, options, **kw)
             except (asyncio.CancelledError, WorkflowUpdateRPCTimeoutOrCancelledError) as exc:
                 # temporalio reports a cancelled wait for an update as the latter
@@ -470,10 +503,25 @@ class RemoteGraph(RunnableGraph):
         with contextlib.suppress(RPCError, WorkflowUpdateFailedError):
             await handle.execute_update("cancel_run", args=[run_id, "interrupt"])
 
-    async def _record_closed(self, wid: str) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.gc.client.get_workflow_handle(wid).result(),
-                                   RECORD_CLOSE_TIMEOUT)
+    async def _adopt(self, tid: str) -> None:
+        """The thread is a record made before its first run (`POST /threads`): ask it to
+        become this graph's thread (it continues as new as its GraphWorkflow), and wait
+        until it has. A record of an earlier version completes by itself instead."""
+        handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(tid))
+        with contextlib.suppress(RPCError):  # closed already: the call goes on as usual
+            await handle.signal("adopt", self._start_request(tid, None))
+        deadline = asyncio.get_running_loop().time() + RECORD_CLOSE_TIMEOUT
+        while asyncio.get_running_loop().time() < deadline:
+            try:
+                desc = await handle.describe()
+            except RPCError as exc:
+                if exc.status != RPCStatusCode.NOT_FOUND:
+                    raise
+                return
+            if (desc.workflow_type != "ThreadRecord"
+                    or desc.status != WorkflowExecutionStatus.RUNNING):
+                return
+            await asyncio.sleep(0.02)
 
     async def _run_once(self, input: Any, config: Mapping[str, Any] | None,
                         options: Mapping[str, Any], *, stream: bool = False,
@@ -590,18 +638,11 @@ class RemoteGraph(RunnableGraph):
                           background: bool = False) -> Any:
         """Send `update`, starting the thread's workflow (seeded) if none is running."""
         op: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
-            "GraphWorkflow", StartRequest(graph=self.name, thread_id=tid, thread=seed,
-                                         max_history=self.gc.max_history,
-                                         history_event_limit=self.gc.history_event_limit,
-                                         search_attributes=self.gc.search_attributes,
-                                         upsert_changes_only=self.gc.search_attributes,
-                                         runs=runs or []),
+            "GraphWorkflow", self._start_request(tid, seed, runs),
             id=self.gc.workflow_id(tid), task_queue=self.gc.task_queue, memo=memo,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING, id_reuse_policy=reuse,
-            search_attributes=TypedSearchAttributes([
-                SearchAttributePair(GRAPH_NAME, self.name),
-                SearchAttributePair(GRAPH_STATUS, "running")])
-            if self.gc.search_attributes else None)
+            search_attributes=self.gc.thread_attributes(
+                self.name, "running", (memo or {}).get("metadata")))
         try:
             if accepted is None:
                 return await self.gc.client.execute_update_with_start_workflow(
@@ -618,6 +659,15 @@ class RemoteGraph(RunnableGraph):
             with contextlib.suppress(WorkflowAlreadyStartedError):
                 await op.workflow_handle()  # the start's own copy of the error: consume it
             raise
+
+    def _start_request(self, tid: str, seed: dict[str, Any] | None,
+                       runs: list[dict[str, Any]] | None = None) -> StartRequest:
+        return StartRequest(graph=self.name, thread_id=tid, thread=seed,
+                            max_history=self.gc.max_history,
+                            history_event_limit=self.gc.history_event_limit,
+                            search_attributes=self.gc.search_attributes,
+                            upsert_changes_only=self.gc.search_attributes, runs=runs or [],
+                            index_metadata=self.gc.index_metadata)
 
     async def _prior(self, wid: str) -> tuple[WorkflowHandle[Any, Any] | None, dict[str, Any]]:
         """The thread's last workflow run if it is a GraphWorkflow that completed (its
@@ -913,7 +963,7 @@ class RemoteGraph(RunnableGraph):
             try:
                 return await self._update_once(config, update, args)
             except _RecordOpen:
-                await self._record_closed(self.gc.workflow_id(_thread_id(config)))
+                await self._adopt(_thread_id(config))
                 return await self._update_once(config, update, args)
 
     async def _update_once(self, config: Mapping[str, Any], update: str, args: list[Any]

@@ -43,8 +43,10 @@ __all__ = [
     "test_server_path",
 ]
 
-SEARCH_ATTRIBUTES: dict[str, str] = {"GraphStatus": "Keyword", "GraphName": "Keyword"}
-"""Search attributes graphrun workflows upsert; registered on every dev server."""
+# SEARCH_ATTRIBUTES (re-exported): the search attributes graphrun workflows upsert, name ->
+# kind; registered on every dev server. graphrun.visibility's dict, which `graphrun setup`
+# registers on other servers.
+from graphrun.visibility import SEARCH_ATTRIBUTES
 
 DYNAMIC_CONFIG: dict[str, object] = {
     # The stock dev server polls its transfer queue 20 times a second, which
@@ -132,7 +134,8 @@ class DevServer:
     """A ``temporal server start-dev`` subprocess on free local ports.
 
     Use it as a context manager (sync or async) or call :meth:`start` and
-    :meth:`stop`. The server registers :data:`SEARCH_ATTRIBUTES` and applies
+    :meth:`stop`. The server registers :data:`SEARCH_ATTRIBUTES` (in an existing
+    ``db_filename`` too, where ``start-dev`` registers none) and applies
     :data:`DYNAMIC_CONFIG`.
 
     Example:
@@ -247,6 +250,8 @@ class DevServer:
             RuntimeError: if the server is already running, exits early, or does
                 not answer within ``startup_timeout``; the message includes the
                 tail of its stderr.
+            graphrun.errors.SetupError: ``db_filename`` has one of the search
+                attributes registered with another kind.
         """
         if self.running:
             raise RuntimeError(f"Dev server already running at {self.address}.")
@@ -271,10 +276,22 @@ class DevServer:
         self._stderr_thread.start()
         try:
             self._wait_ready()
+            if self._db_filename is not None and self._search_attributes:
+                _run_coroutine(self._register_search_attributes())
         except BaseException:
             self.stop()
             raise
         return self
+
+    async def _register_search_attributes(self) -> None:
+        # `start-dev --search-attribute` registers them only in a database it creates: a
+        # file from an older graphrun lacks those added since (SetupError on a wrong kind).
+        from temporalio.client import Client
+
+        from graphrun.namespace import add_search_attributes
+
+        client = await Client.connect(self.address, namespace=self._namespace)
+        await add_search_attributes(client, self._search_attributes)
 
     def _drain(self, stream: IO[bytes]) -> None:
         for line in iter(stream.readline, b""):

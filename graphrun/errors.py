@@ -13,7 +13,8 @@
     ├── GraphNotFoundError (LookupError)    the worker does not serve the graph
     ├── UndeclaredTypeError (ValueError)    data names a class the graph did not declare
     ├── InputLimitError (ValueError)        an input or answer is too large or too deep
-    └── EncryptionKeyError (ValueError)     a payload's key id is unknown, or a key is malformed
+    ├── EncryptionKeyError (ValueError)     a payload's key id is unknown, or a key is malformed
+    └── SetupError                          the namespace lacks graphrun's search attributes
 
 `GraphInterrupt` is not an error: it is how `interrupt()` unwinds a node.
 """
@@ -90,6 +91,12 @@ class EncryptionKeyError(GraphrunError, ValueError):
     def __init__(self, message: str, *, key_id: str | None = None) -> None:
         super().__init__(message)
         self.key_id = key_id
+
+
+class SetupError(GraphrunError):
+    """The namespace is not set up for graphrun: a search attribute graphrun writes is
+    missing or of another kind. The message names them, and `graphrun setup` (or, on
+    Temporal Cloud, tcld and the Cloud UI) fixes it (graphrun.namespace)."""
 
 
 @dataclass(frozen=True)

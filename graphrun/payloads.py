@@ -180,6 +180,23 @@ class StartRequest(_Wire):
     # The live stream's chunks and publishers, carried by continue-as-new.
     stream: WorkflowStreamState | None = None
     runs: list[dict[str, Any]] = []  # the run records (see InvokeRequest.run), carried on
+    # How the thread lives (graphrun.lifetime): its TTL ({"strategy", "ttl" minutes}) and
+    # when it expires (ISO, "" for none), the metadata keys its GraphMetadata search
+    # attribute indexes (None: all), and `keep`: made before its first run (POST
+    # /threads), so it stays even if that run is refused.
+    ttl: dict[str, Any] | None = None
+    expires_at: str = ""
+    index_metadata: list[str] | None = None
+    keep: bool = False
+
+
+class RecordStart(_Wire):
+    """ThreadRecord's input: a thread made before its first run (POST /threads)."""
+
+    ttl: dict[str, Any] | None = None
+    expires_at: str = ""
+    index_metadata: list[str] | None = None
+    search_attributes: bool = True
 
 
 class ThreadResult(_Wire):

@@ -270,8 +270,9 @@ def thread_to_json(t: Any) -> dict[str, Any]:
         d = checkpoint_to_json(dataclasses.replace(c, channel_values=changed))
         d["delta"] = [k for k in base.channel_values if k not in c.channel_values]  # emptied
         out.append(d)
+    life = {"life": t.life} if getattr(t, "life", "") else {}
     return {"thread_id": t.thread_id, "seq": t.seq, "max_history": t.max_history,
-            "checkpoints": out}
+            **life, "checkpoints": out}
 
 
 def thread_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> Any:
@@ -292,7 +293,8 @@ def thread_from_json(d: dict[str, Any], types: DeclaredTypes = NO_TYPES) -> Any:
             seen[c.id] = c
             checkpoints.append(c)
         return Thread(thread_id=str(d["thread_id"]), seq=int(d["seq"]),
-                      max_history=d.get("max_history"), checkpoints=checkpoints)
+                      max_history=d.get("max_history"), checkpoints=checkpoints,
+                      life=str(d.get("life") or ""))
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"malformed thread data: {type(exc).__name__}: {exc}") from None
 

@@ -14,7 +14,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from graphrun import registry
 from graphrun import tracing as tracing_mod
-from graphrun.activities import route_update, run_node, send_webhook
+from graphrun.activities import delete_thread, route_update, run_node, send_webhook
 from graphrun.activities.cron import run_cron
 from graphrun.client import data_converter as _graphrun_data_converter
 from graphrun.client import graphrun_converter, with_data_converter
@@ -145,7 +145,7 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
     interceptors = _interceptors(worker_options.pop("interceptors", None), own)
     return Worker(client, task_queue=task_queue,
                   workflows=WORKFLOWS,
-                  activities=[run_node, route_update, run_cron, send_webhook],
+                  activities=[run_node, route_update, run_cron, send_webhook, delete_thread],
                   workflow_runner=_runner(), interceptors=interceptors, **worker_options)
 
 

@@ -18,12 +18,12 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy as TemporalRetryPolicy
-from temporalio.common import SearchAttributeKey
+from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 from temporalio.contrib.workflow_streams import WorkflowStream
 from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 
 with workflow.unsafe.imports_passed_through():
-    from graphrun import engine, registry, serde, state
+    from graphrun import engine, lifetime, registry, serde, state, visibility
     from graphrun.channels import MISSING
     from graphrun.details import current_details
     from graphrun.errors import (
@@ -54,6 +54,9 @@ with workflow.unsafe.imports_passed_through():
 
 GRAPH_STATUS = SearchAttributeKey.for_keyword("GraphStatus")
 GRAPH_NAME = SearchAttributeKey.for_keyword("GraphName")
+# A thread lives until it is deleted or its TTL ends (graphrun.lifetime); histories from
+# before this patch closed the workflow once the graph finished.
+LIVES = "graphrun-thread-lives"
 DEFAULT_NODE_TIMEOUT = timedelta(minutes=5)
 # A node that does not heartbeat itself is heartbeated by its activity while it runs,
 # so a lost worker is noticed within this time and the node is run again elsewhere.
@@ -131,6 +134,12 @@ class GraphWorkflow:
         self._processing: asyncio.Future[RunResult] | None = None
         self._current: _Invocation | None = None
         self._missing: GraphNotFoundError | None = None
+        self._lives: bool | None = None  # see _lives_now
+        self._deleting = False  # its TTL ended: the thread deletes itself
+        self._rearm = False  # a signal changed the TTL: the loop sets its timer again
+        self._uncarried = -1  # invocations taken when the thread was too large to carry
+        self._ttl = _ttl(req.ttl)
+        self._expires_at = req.expires_at if self._ttl is not None else ""
         try:
             self._graph = registry.lookup(req.graph)
         except GraphNotFoundError as exc:
@@ -179,17 +188,28 @@ class GraphWorkflow:
         if (req.thread is None and not self._count
                 and workflow.patched("graphrun-close-empty-start")):
             self._started_empty = True
+        if self._lives_now():
+            self._begin_life(req)
         while True:
             try:
                 await workflow.wait_condition(
-                    lambda: bool(self._inbox) or (self._idle_and_finished()
-                                                  and self._handling == 0),
-                    timeout=self._next_deadline())
+                    lambda: bool(self._inbox) or self._deleting or self._rearm
+                    or (self._closes() and self._handling == 0) or self._idle_and_long(),
+                    timeout=self._next_timer())
             except TimeoutError:
-                self._expire_deadlines()
+                self._timer_fired()
                 continue
-            if not self._inbox:
+            self._rearm = False
+            if self._deleting and not self._inbox and self._handling == 0:
+                await self._delete_thread()
                 break
+            if not self._inbox:
+                if self._idle_and_long():
+                    await self._carry_on(req)
+                    continue
+                if self._closes() and self._handling == 0:
+                    break
+                continue
             item = self._inbox.pop(0)
             self._busy = True
             self._current = item
@@ -213,25 +233,9 @@ class GraphWorkflow:
             if item.stream_to:
                 self._chunks.publish({"id": item.stream_to, "end": True})
             self._track_deadlines()
+            self._refresh_ttl()
             if not self._inbox and self._history_is_long():
-                # Readers' polls return what they wait for and new ones go to the next
-                # run (temporalio's recipe for streams across continue-as-new).
-                self._stream.detach_pollers()
-                await workflow.wait_condition(
-                    lambda: bool(self._inbox) or workflow.all_handlers_finished())
-                carried = StartRequest(
-                    graph=req.graph, thread_id=req.thread_id,
-                    thread=serde.thread_to_json(self._thread), max_history=req.max_history,
-                    history_event_limit=req.history_event_limit,
-                    search_attributes=req.search_attributes,
-                    upsert_changes_only=req.upsert_changes_only, deadlines=dict(self._deadlines),
-                    stream=self._stream.get_state() if self._stream_starts else None,
-                    runs=self._runs)
-                if not self._inbox and self._oversized(carried, "the thread") is None:
-                    workflow.continue_as_new(carried)
-                # It stays in this run (new input, or a thread too large to carry over,
-                # whose history grows): its stream takes polls again.
-                self._stream._detaching = False  # no public way to undo detach_pollers
+                await self._carry_on(req)
         # Polls still waiting return now; a reader then reads the closed run by query.
         self._stream.detach_pollers()
         values = engine.values_with_pending(
@@ -239,7 +243,8 @@ class GraphWorkflow:
         # The final values and the last checkpoint; the whole thread stays readable by
         # the `thread` query (a client seeding a new run asks for it).
         last = engine.Thread(self._thread.thread_id, self._thread.checkpoints[-1:],
-                             seq=self._thread.seq, max_history=self._thread.max_history)
+                             seq=self._thread.seq, max_history=self._thread.max_history,
+                             life=self._thread.life)
         final = ThreadResult(graph=req.graph, thread=serde.thread_to_json(last),
                              values=serde.dumps(values), runs=self._runs)
         # Never a completion Temporal refuses: drop what is too large to send.
@@ -247,8 +252,102 @@ class GraphWorkflow:
             final = ThreadResult(graph=req.graph, thread=final.thread, runs=self._runs)
         if self._oversized(final, "the thread's result") is not None:
             final = ThreadResult(graph=req.graph, thread=serde.thread_to_json(
-                engine.Thread(self._thread.thread_id, seq=self._thread.seq)))
+                engine.Thread(self._thread.thread_id, seq=self._thread.seq,
+                              life=self._thread.life)))
         return final
+
+    async def _carry_on(self, req: StartRequest) -> None:
+        """Continue as new with the thread, so its history stays short; a thread too
+        large to carry stays in this run (its history grows) until it changes."""
+        # Readers' polls return what they wait for and new ones go to the next run
+        # (temporalio's recipe for streams across continue-as-new).
+        self._stream.detach_pollers()
+        await workflow.wait_condition(
+            lambda: bool(self._inbox) or workflow.all_handlers_finished())
+        carried = StartRequest(
+            graph=req.graph, thread_id=req.thread_id,
+            thread=serde.thread_to_json(self._thread), max_history=req.max_history,
+            history_event_limit=req.history_event_limit,
+            search_attributes=req.search_attributes,
+            upsert_changes_only=req.upsert_changes_only, deadlines=dict(self._deadlines),
+            stream=self._stream.get_state() if self._stream_starts else None,
+            runs=self._runs, ttl=req.ttl if self._ttl is None else self._ttl.model_dump(),
+            expires_at=self._expires_at, index_metadata=req.index_metadata, keep=req.keep)
+        if not self._inbox and self._oversized(carried, "the thread") is None:
+            workflow.continue_as_new(carried)
+        self._uncarried = self._count
+        # It stays in this run (new input, or a thread too large to carry over, whose
+        # history grows): its stream takes polls again.
+        self._stream._detaching = False  # no public way to undo detach_pollers
+
+    # -- a thread's life: open until deleted or its TTL ends ---------------------------
+    def _lives_now(self) -> bool:
+        """Whether this run keeps the thread open once its graph finishes (decided once:
+        a history from before that closed it replays as it ran)."""
+        if self._lives is None:
+            self._lives = workflow.patched(LIVES)
+        return self._lives
+
+    def _begin_life(self, req: StartRequest) -> None:
+        """A new thread takes its life's id (its ids then never repeat those of a thread
+        deleted before under the same id), and says when it was created."""
+        if req.thread is None and not self._thread.life:
+            self._thread.life = workflow.info().first_execution_run_id
+        if self._ttl is not None and not self._expires_at:
+            self._refresh_ttl()
+        if not req.search_attributes:
+            return
+        have = workflow.info().typed_search_attributes
+        if have.get(visibility.CREATED_AT) is None:  # started by a client that did not set it
+            now = workflow.info().start_time
+            metadata = workflow.memo_value("metadata", default={}) or {}
+            workflow.upsert_search_attributes([
+                visibility.CREATED_AT.value_set(now), visibility.UPDATED_AT.value_set(now),
+                visibility.METADATA.value_set(visibility.metadata_entries(
+                    metadata if isinstance(metadata, dict) else {}, req.index_metadata))])
+
+    def _closes(self) -> bool:
+        """The run ends: before lives, once the graph finished; now only a thread that
+        never took anything (its first invocation refused before any checkpoint)."""
+        if not self._lives:
+            return self._idle_and_finished()
+        return (not self._req.keep and (self._count > 0 or self._started_empty)
+                and not self._thread.checkpoints)
+
+    def _idle_and_long(self) -> bool:
+        """Nothing to do and a long history: continue as new while idle too (signals
+        and updates on an idle thread grow its history)."""
+        return (bool(self._lives) and not self._busy and not self._inbox
+                and self._handling == 0 and self._uncarried != self._count
+                and self._history_is_long())
+
+    def _next_timer(self) -> float | None:
+        """Seconds to the first interrupt deadline or the TTL's end, whichever is first."""
+        if self._inbox:
+            return None
+        waits = [w for w in (self._next_deadline(),
+                             lifetime.seconds_left(self._expires_at, workflow.now()))
+                 if w is not None]
+        return min(waits) if waits else None
+
+    def _timer_fired(self) -> None:
+        self._expire_deadlines()
+        if self._expires_at and datetime.fromisoformat(self._expires_at) <= workflow.now():
+            self._deleting = True
+
+    def _refresh_ttl(self) -> None:
+        """The thread changed (or was read, with refresh on read): its TTL starts again."""
+        if self._ttl is not None:
+            self._expires_at = lifetime.expiry(self._ttl, workflow.now())
+
+    async def _delete_thread(self) -> None:
+        """The TTL ended: delete every execution of the thread, this one too (a
+        workflow cannot delete itself; the `delete_thread` activity can)."""
+        workflow.logger.info("thread %s: its TTL ended; deleting it", self._thread.thread_id)
+        self._stream.detach_pollers()
+        await workflow.execute_activity(
+            "delete_thread", workflow.info().workflow_id, summary="TTL: delete the thread",
+            start_to_close_timeout=timedelta(minutes=1))
 
     # -- runs: records, cancellation, multitask -------------------------------------------
     # -- what a worker interceptor may read (graphrun.tracing): no handlers, no state ---
@@ -639,15 +738,31 @@ class GraphWorkflow:
     def _set_status(self, status: str) -> None:
         self._status = status
         if self._req.search_attributes:
-            want = [GRAPH_STATUS.value_set(status), GRAPH_NAME.value_set(self._req.graph)]
+            want: list[SearchAttributeUpdate[Any]] = [
+                GRAPH_STATUS.value_set(status), GRAPH_NAME.value_set(self._req.graph)]
             if self._req.upsert_changes_only:
                 # Each upsert is a visibility write: about a tenth of the server's work
                 # for an approval. Decided by the input, so old histories replay as run.
                 have = workflow.info().typed_search_attributes
                 want = [u for u in want if have.get(u.key) != u.value]
+            if want and self._lives:  # the same write says when it changed
+                want.append(visibility.UPDATED_AT.value_set(workflow.now()))
             if want:
                 workflow.upsert_search_attributes(want)
         self._publish_details()
+
+    def _changed(self, metadata: dict[str, Any] | None = None) -> None:
+        """A state update or a metadata patch: the thread's TTL starts again, and its
+        search attributes say when (and what metadata it now has)."""
+        self._refresh_ttl()
+        if not (self._lives and self._req.search_attributes):
+            return
+        want: list[SearchAttributeUpdate[Any]] = [
+            visibility.UPDATED_AT.value_set(workflow.now())]
+        if metadata is not None:
+            want.append(visibility.METADATA.value_set(
+                visibility.metadata_entries(metadata, self._req.index_metadata)))
+        workflow.upsert_search_attributes(want)
 
     def _publish_details(self) -> None:
         # The UI renders this as markdown; graphrun.details keeps the data in it as text.
@@ -816,6 +931,7 @@ class GraphWorkflow:
             self._set_status("done")
         else:
             self._publish_details()
+        self._changed()
 
     @contextlib.contextmanager
     def _handling_update(self) -> Iterator[None]:
@@ -843,6 +959,7 @@ class GraphWorkflow:
             else:
                 last = (await self._update(decoded, req.as_node, at_id, target)).id
             self._publish_details()
+            self._changed()
             return state.checkpoint_config(self._thread.thread_id, ns, last, parents)
 
     @update_subgraph_state.validator
@@ -952,7 +1069,54 @@ class GraphWorkflow:
             self._record_refusal(f"set_metadata needs a JSON object, got {metadata!r:.200}")
             return
         current = workflow.memo_value("metadata", default={}) or {}
-        workflow.upsert_memo({"metadata": {**current, **metadata}})
+        merged = {**current, **metadata}
+        workflow.upsert_memo({"metadata": merged})
+        if self._lives_now():
+            self._changed(merged)
+
+    @workflow.signal
+    def set_ttl(self, ttl: Any) -> None:
+        """Set the thread's TTL (`{"strategy": "delete", "ttl": minutes}`), counted from
+        now; None removes it. Plain JSON; a bad one is refused and changes nothing."""
+        try:
+            given = None if ttl is None else lifetime.ThreadTTL.model_validate(ttl)
+        except ValueError as exc:
+            self._record_refusal(f"set_ttl refused: {exc}")
+            return
+        if not self._lives_now():
+            self._record_refusal("set_ttl refused: this run of the thread closes when its "
+                                 "graph finishes (it started before threads lived)")
+            return
+        self._ttl, self._expires_at, self._rearm = given, "", True
+        self._refresh_ttl()
+
+    @workflow.signal
+    def touch(self) -> None:
+        """The thread was read: its TTL starts again (the API's refresh on read)."""
+        self._refresh_ttl()
+        self._rearm = self._ttl is not None
+
+    @workflow.update
+    async def prune(self, strategy: str = "keep_latest") -> int:
+        """Drop every checkpoint but the latest (`POST /threads/prune`'s keep_latest);
+        answers how many were dropped."""
+        with self._handling_update():
+            await workflow.wait_condition(lambda: not self._busy and not self._inbox)
+            dropped = len(self._thread.checkpoints) - 1
+            self._thread.checkpoints = self._thread.checkpoints[-1:]
+            self._changed()
+            return max(dropped, 0)
+
+    @prune.validator
+    def _validate_prune(self, strategy: str = "keep_latest") -> None:
+        if strategy != "keep_latest":
+            raise ValueError(f"prune strategy must be 'keep_latest' (or delete the thread), "
+                             f"not {strategy!r:.40}")
+
+    @workflow.query
+    def expires_at(self) -> str:
+        """When the thread's TTL ends (ISO), or "" without one."""
+        return self._expires_at
 
     @workflow.signal
     def resume(self, payload: Any) -> None:
@@ -1019,6 +1183,16 @@ class GraphWorkflow:
     def pending_interrupts(self) -> list[dict[str, Any]]:
         return [serde.interrupt_to_json(i)
                 for i in engine.pending_interrupts(self._thread.head).values()]
+
+
+def _ttl(given: dict[str, Any] | None) -> lifetime.ThreadTTL | None:
+    """The TTL a client sent (it validated it); one that does not parse is none."""
+    if not given:
+        return None
+    try:
+        return lifetime.ThreadTTL.model_validate(given)
+    except ValueError:
+        return None
 
 
 def _node_error(exc: ActivityError) -> dict[str, str]:

@@ -1,19 +1,128 @@
-"""ThreadRecord: a thread that exists before (or without) its first run.
+"""ThreadRecord: a thread that exists before its first run.
 
-LangGraph's server keeps a row for a thread from `POST /threads` on; here the row is
-a workflow of the thread's id that completes at once. Its memo holds the thread's
-`metadata`, its search attributes say idle (and the graph, when known), so a later
-`get`, `search` or run finds the thread. A run on it starts a GraphWorkflow of the
-same id (as on a thread that never ran), which carries the metadata on.
+LangGraph's server keeps a row for a thread from `POST /threads` on; here it is a
+workflow of the thread's id that stays open until the thread's first run or its
+deletion. Its memo holds the thread's `metadata`, its search attributes say idle (and
+the graph, when known), so `get`, `search` and `count` find it. The first run (or state
+update) on it signals `adopt`: the record continues as new as the thread's
+GraphWorkflow, in the same chain, so the thread is never only a closed execution.
+Its TTL works as a GraphWorkflow's (graphrun.lifetime).
+
+Records from before threads lived completed at once (their histories replay so).
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+from typing import Any
+
 from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from graphrun import lifetime, visibility
+    from graphrun.payloads import RecordStart, StartRequest
+
+LIVES = "graphrun-thread-lives"
 
 
 @workflow.defn(name="ThreadRecord")
 class ThreadRecord:
+    @workflow.init
+    def __init__(self, start: RecordStart | None = None) -> None:
+        self._start = start or RecordStart()
+        self._adopted: StartRequest | None = None
+        self._ttl = _ttl(self._start.ttl)
+        self._expires_at = self._start.expires_at
+        self._rearm = False
+        self._deleting = False
+
     @workflow.run
-    async def run(self) -> None:
-        """Nothing to do: starting it was the point (its memo is the record)."""
+    async def run(self, start: RecordStart | None = None) -> None:
+        if not workflow.patched(LIVES):
+            return  # a record from before threads lived: its memo was the point
+        if self._ttl is not None and not self._expires_at:
+            self._refresh_ttl()
+        while True:
+            try:
+                await workflow.wait_condition(
+                    lambda: self._adopted is not None or self._rearm
+                    or workflow.info().is_continue_as_new_suggested(),
+                    timeout=lifetime.seconds_left(self._expires_at, workflow.now()))
+            except TimeoutError:
+                if self._expires_at and datetime.fromisoformat(
+                        self._expires_at) <= workflow.now():
+                    await workflow.execute_activity(
+                        "delete_thread", workflow.info().workflow_id,
+                        summary="TTL: delete the thread",
+                        start_to_close_timeout=timedelta(minutes=1))
+                    return
+                continue
+            self._rearm = False
+            await workflow.wait_condition(workflow.all_handlers_finished)
+            if self._adopted is not None:
+                # The thread's first run: the same chain goes on as its GraphWorkflow,
+                # with this record's memo, search attributes, TTL and metadata keys.
+                workflow.continue_as_new(workflow="GraphWorkflow", args=[
+                    self._adopted.model_copy(update={
+                        "ttl": None if self._ttl is None else self._ttl.model_dump(),
+                        "expires_at": self._expires_at,
+                        "index_metadata": self._start.index_metadata, "keep": True})])
+            if workflow.info().is_continue_as_new_suggested():
+                workflow.continue_as_new(self._start.model_copy(update={
+                    "ttl": None if self._ttl is None else self._ttl.model_dump(),
+                    "expires_at": self._expires_at}))
+
+    @workflow.signal
+    def adopt(self, req: StartRequest) -> None:
+        """The thread's first run is here: become its GraphWorkflow (the first adopter's
+        graph wins; a second adopter's call then reaches that GraphWorkflow)."""
+        if self._adopted is None:
+            self._adopted = req
+
+    @workflow.signal
+    def set_metadata(self, metadata: Any) -> None:
+        """Merge into the thread's metadata (the memo's "metadata"), as GraphWorkflow."""
+        if not isinstance(metadata, dict):
+            workflow.logger.warning("set_metadata needs a JSON object, got %.200r", metadata)
+            return
+        current = workflow.memo_value("metadata", default={}) or {}
+        merged = {**current, **metadata}
+        workflow.upsert_memo({"metadata": merged})
+        self._refresh_ttl()
+        if self._start.search_attributes:
+            graph_id = merged.get("graph_id")
+            workflow.upsert_search_attributes([
+                visibility.UPDATED_AT.value_set(workflow.now()),
+                visibility.METADATA.value_set(visibility.metadata_entries(
+                    merged, self._start.index_metadata)),
+                *([visibility.GRAPH_NAME.value_set(graph_id)]
+                  if isinstance(graph_id, str) else [])])
+
+    @workflow.signal
+    def set_ttl(self, ttl: Any) -> None:
+        try:
+            self._ttl = None if ttl is None else lifetime.ThreadTTL.model_validate(ttl)
+        except ValueError as exc:
+            workflow.logger.warning("set_ttl refused: %s", exc)
+            return
+        self._expires_at, self._rearm = "", True
+        self._refresh_ttl()
+
+    @workflow.signal
+    def touch(self) -> None:
+        self._refresh_ttl()
+        self._rearm = self._ttl is not None
+
+    @workflow.query
+    def expires_at(self) -> str:
+        return self._expires_at
+
+    def _refresh_ttl(self) -> None:
+        self._expires_at = lifetime.expiry(self._ttl, workflow.now())
+
+
+def _ttl(given: dict[str, Any] | None) -> lifetime.ThreadTTL | None:
+    try:
+        return lifetime.ThreadTTL.model_validate(given) if given else None
+    except ValueError:
+        return None

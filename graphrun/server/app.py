@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -21,31 +22,56 @@ from graphrun.server import assistants, crons, protocol, runs, threads
 from graphrun.server import store as store_api
 from graphrun.server.context import Conflict, NotFound, Server, Unavailable
 
+_log = logging.getLogger(__name__)
+
 # Headers a browser client must be allowed to read (LangGraph's SDK reads them).
 EXPOSED = ["Content-Location", "Location", "X-Pagination-Next"]
 
 
 @contextlib.asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    if app.state.check_search_attributes:
+        await _require_setup(app.state.server.gc)
     yield
     protocol.close(app)  # the threads' event feeds stop reading with the app
+
+
+async def _require_setup(gc: GraphClient | None) -> None:
+    """At start: the namespace has graphrun's search attributes (SetupError, naming
+    `graphrun setup`, if not). A Temporal that does not answer yet is not an error: the
+    API answers 503 until it does."""
+    from graphrun.namespace import require_search_attributes
+
+    if gc is None or not gc.search_attributes:
+        return
+    try:
+        await require_search_attributes(gc.client)
+    except errors.SetupError:
+        raise
+    except Exception as exc:
+        _log.warning("graphrun API: could not check the namespace's search attributes "
+                     "at start (%s)", exc)
 
 
 def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
               api_keys: Sequence[str] | None = None,
               cors_origins: Sequence[str] = (), cors_localhost: bool = False,
-              store: Any = None) -> FastAPI:
+              store: Any = None, check_search_attributes: bool = True) -> FastAPI:
     """The LangGraph Server API for `graphs` (graph id -> compiled graph) on `gc`'s Temporal.
 
     `api_keys` (default: `GRAPHRUN_API_KEY`, comma-separated): every route but `/ok`
     then needs one, as `x-api-key` or `Authorization: Bearer`. `cors_origins` (and
     `cors_localhost`, any port on localhost, for `graphrun dev`) may call it from a
     browser. `store` (a LangGraph `BaseStore`) is served at `/store/...`
-    (graphrun.server.store).
+    (graphrun.server.store). At start (the ASGI lifespan), the app checks that the
+    namespace has graphrun's search attributes and fails with `SetupError` naming
+    `graphrun setup` if not; `check_search_attributes=False` skips that (it is skipped
+    too when `gc` keeps none: `GraphClient(search_attributes=False)`).
     """
     app = FastAPI(title="graphrun", description="The LangGraph Server API, served from "
                   "Temporal by graphrun.", version="0.1.0", lifespan=_lifespan)
     app.state.server = Server(gc, graphs)
+    app.state.check_search_attributes = check_search_attributes
     app.state.store = store
     keys = [k.strip() for k in (api_keys if api_keys is not None else
                                 os.environ.get("GRAPHRUN_API_KEY", "").split(",")) if k.strip()]

@@ -43,6 +43,12 @@ from graphrun.workflows.records import (
 
 router = APIRouter(tags=["assistants"])
 
+# A default assistant is the graph's own and is stored nowhere: every API process makes
+# it alike, so its created_at is one fixed time, not the process's start (which differs
+# per replica and per restart). The Unix epoch: older than any assistant a user creates,
+# as on LangGraph's server, where the system assistants are made first.
+DEFAULT_CREATED_AT = datetime(1970, 1, 1, tzinfo=UTC).isoformat()
+
 AssistantField = Literal["assistant_id", "graph_id", "name", "description", "config",
                          "context", "created_at", "updated_at", "metadata", "version"]
 
@@ -144,7 +150,7 @@ def default_of(server: Server, assistant_id: str) -> dict[str, Any] | None:
         graph_id = server.graph_of(assistant_id)
     except GraphNotFoundError:
         return None
-    return shapes.assistant(graph_id, server.started)
+    return shapes.assistant(graph_id, DEFAULT_CREATED_AT)
 
 
 def _unknown_graph(server: Server, graph_id: str) -> GraphNotFoundError:
@@ -217,7 +223,7 @@ def _matches(a: dict[str, Any], q: AssistantCount) -> bool:
 
 
 async def _found(server: Server, q: AssistantCount) -> list[dict[str, Any]]:
-    defaults = [shapes.assistant(g, server.started) for g in sorted(server.graphs)]
+    defaults = [shapes.assistant(g, DEFAULT_CREATED_AT) for g in sorted(server.graphs)]
     users = await _user_assistants(server, q.graph_id)
     return [a for a in [*defaults, *users] if _matches(a, q)]
 

@@ -10,12 +10,17 @@ see it too. Events are read at `/threads/{id}/stream/events` (Server-Sent Events
 websocket whose first frame is a `subscription.subscribe` command), filtered by channel,
 namespace and depth.
 
-The thread's live stream is read once per thread and API process (a `Feed`), turned into
-protocol events and numbered there: `seq` goes up across all runs of the thread, so a
-reader that reconnects with `since` goes on where it was (in this process: another API
-process numbers its own way; `event_id`s are the same everywhere, so a client's dedup
-still holds). A reader without `since` gets the thread's latest run from its start (a
-client opens its streams after `run.start` has answered), then what comes next.
+The API process keeps nothing of its own: the thread's live stream (temporalio's workflow
+stream, which keeps the chunks of the thread's last two streamed runs) is read once per
+thread and API process (a `Feed`), from what Temporal retains of it, and turned into
+protocol events. An event's `seq` is made of where its stream item sits (the workflow
+run's start, the item's offset, the event's index among the item's; see Origin), so every
+API process gives every event the same `seq` and `event_id`: a reader that reconnects
+with `since` to any process goes on where it was, with no gap and no repeat, and
+`applied_through_seq` of `run.start` holds on every process. A reader without `since`
+gets the thread's latest run from its start (a client opens its streams after `run.start`
+has answered), then what comes next. (`timestamp` is when the process read the event:
+Temporal keeps no time per item.)
 
 Channels: values, updates, custom (and `custom:<name>`, named by the payload's `name`),
 tasks as the graph streams them; lifecycle (started, then completed, interrupted or
@@ -31,7 +36,10 @@ Nothing in a command chooses code: its method picks one of the handlers in COMMA
 from __future__ import annotations
 
 import asyncio
+import base64
+import bisect
 import contextlib
+import dataclasses
 import hmac
 import json
 import logging
@@ -43,8 +51,10 @@ from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, ValidationError
 from starlette.requests import HTTPConnection
+from temporalio.api.common.v1 import Payload
 from temporalio.client import WorkflowQueryFailedError
-from temporalio.service import RPCError
+from temporalio.converter import DataConverter
+from temporalio.service import RPCError, RPCStatusCode
 
 from graphrun import errors, serde, stream
 from graphrun.server import assistants, runs, shapes
@@ -171,13 +181,10 @@ async def _input_respond(conn: HTTPConnection, thread_id: str, params: dict[str,
 
 async def _start(conn: HTTPConnection, thread_id: str, body: runs.RunCreate,
                  assistant: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    feed = hub(conn).feed(thread_id)
-    async with feed.using():  # reading from before the run, so none of it is missed
-        await feed.ready()
-        seq = feed.seq
-        run = runs._Run(conn, thread_id, body, assistant)  # type: ignore[arg-type]
-        await run.send(background=True, modes=RUN_MODES, **RUN_OPTIONS)
-        feed.run_started(run.run_id, run.remote.name)
+    # Read before the run is sent: its events come after this, wherever they are read.
+    seq = await _applied_through(conn, thread_id)
+    run = runs._Run(conn, thread_id, body, assistant)  # type: ignore[arg-type]
+    await run.send(background=True, modes=RUN_MODES, **RUN_OPTIONS)
     return {"run_id": run.run_id}, seq
 
 
@@ -356,18 +363,119 @@ def matches(ev: dict[str, Any], req: EventStreamRequest) -> bool:
         for p in prefixes)
 
 
+# -- event numbers: the same on every API process ---------------------------------------
+# An event's seq says where the stream item it came from sits in Temporal, so every API
+# process gives the same event the same number:
+#     seq = (start - EPOCH_MS) * PER_MS + (offset - first) * PER_ITEM + index
+# `start` is when the workflow run that published the item started (ms), `offset - first`
+# the item's place among that run's own items (continue-as-new carries the log on, with
+# its offsets: the items before `first` are an earlier run's, numbered as that run
+# numbered them), `index` the event's place among the item's events. A workflow run
+# starts after the one before it stopped publishing, so seqs grow across runs while a
+# run publishes fewer than PER_MS / PER_ITEM items per ms of its life (10,000 a second);
+# they stay below 2**53, a JavaScript number, until 2052.
+EPOCH_MS = 1_704_067_200_000  # 2024-01-01T00:00:00Z
+PER_MS = 10_000
+PER_ITEM = 1_000  # events one item may make
+
+
+@dataclasses.dataclass(frozen=True)
+class Origin:
+    """What numbering a workflow run's stream items takes: facts of its start, which
+    never change (so every process reads the same, and keeps them)."""
+
+    start_ms: int  # when the workflow run started
+    first: int  # the offset of its first own item: the items before it were carried on
+    previous: str  # the workflow run whose log it carries on ("": a log of its own)
+
+    def seq(self, offset: int, index: int) -> int:
+        return (self.start_ms - EPOCH_MS) * PER_MS + (offset - self.first) * PER_ITEM + index
+
+
+async def _read_origin(client: Any, workflow_id: str, run_id: str) -> Origin:
+    """A workflow run's Origin, from its first history event: its start time, and the
+    stream state its input carried (GraphWorkflow's StartRequest.stream)."""
+    handle = client.get_workflow_handle(workflow_id, run_id=run_id)
+    async for event in handle.fetch_history_events(page_size=1):
+        started = event.workflow_execution_started_event_attributes
+        payloads = list(started.input.payloads)
+        req = (await client.data_converter.decode(payloads[:1]))[0] if payloads else None
+        carried = req.get("stream") if isinstance(req, dict) else None
+        if not isinstance(carried, dict):
+            return Origin(event.event_time.ToMilliseconds(), 0, "")
+        first = int(carried.get("base_offset") or 0) + len(carried.get("log") or [])
+        return Origin(event.event_time.ToMilliseconds(), first,
+                      started.continued_execution_run_id)
+    raise NotFound(f"Workflow run {run_id!r} has no history.")
+
+
+async def _latest(server: Any, thread_id: str) -> str | None:
+    """The thread's latest workflow run's id; None for none, or for a record the API made
+    (no stream: its first run will have one)."""
+    try:
+        desc = await describe(server.gc, thread_id)
+    except NotFound:
+        return None
+    return None if _is_record(desc) else desc.run_id
+
+
+async def _position(server: Any, thread_id: str) -> tuple[str | None, int]:
+    """The thread's latest workflow run (running or closed: a closed one's stream is read
+    by query) and the end of its live stream; None while it has none."""
+    wf_run = await _latest(server, thread_id)
+    if wf_run is None:
+        return None, 0
+    handle = server.gc.client.get_workflow_handle(server.gc.workflow_id(thread_id),
+                                                  run_id=wf_run)
+    try:
+        end = await handle.query("__temporal_workflow_stream_offset", result_type=int)
+    except (RPCError, WorkflowQueryFailedError):
+        return wf_run, 0
+    return wf_run, int(end)
+
+
+async def _applied_through(conn: HTTPConnection, thread_id: str) -> int:
+    """The seq just before the thread's next event: where its stream ends now (0 for a
+    thread with no stream yet). Durable, so any process may serve the reader."""
+    wf_run, end = await _position(conn.app.state.server, thread_id)
+    if wf_run is None:
+        return 0
+    origin = await hub(conn).origin(thread_id, wf_run)
+    return origin.seq(max(end, origin.first), 0) - 1
+
+
+def _wire_data(wire: Any) -> Any:
+    """A stream item as a poll query answers it (base64 of the item's Payload)."""
+    payload = Payload()
+    payload.ParseFromString(base64.b64decode(wire.data))
+    return DataConverter.default.payload_converter.from_payload(payload)
+
+
 # -- a thread's events ------------------------------------------------------------------
 class Hub:
-    """The feeds of this API process, by thread."""
+    """The feeds of this API process, by thread, and the workflow runs' Origins read."""
+
+    ORIGINS_KEPT = 4096
 
     def __init__(self, server: Any) -> None:
         self.server = server
         self.feeds: dict[str, Feed] = {}
+        self._origins: dict[str, asyncio.Future[Origin]] = {}
 
     def feed(self, thread_id: str) -> Feed:
         if thread_id not in self.feeds:
             self.feeds[thread_id] = Feed(self, thread_id)
         return self.feeds[thread_id]
+
+    async def origin(self, thread_id: str, run_id: str) -> Origin:
+        """A workflow run's Origin, read once (concurrent askers share the read)."""
+        found = self._origins.get(run_id)
+        if found is None or (found.done() and (found.cancelled() or found.exception())):
+            if len(self._origins) >= self.ORIGINS_KEPT:
+                del self._origins[next(iter(self._origins))]
+            found = self._origins[run_id] = asyncio.ensure_future(_read_origin(
+                self.server.gc.client, self.server.gc.workflow_id(thread_id), run_id))
+        return await asyncio.shield(found)
 
 
 def close(app: Any) -> None:
@@ -385,27 +493,32 @@ def hub(conn: HTTPConnection) -> Hub:
     return state.protocol_hub  # type: ignore[no-any-return]
 
 
+def _seq(ev: dict[str, Any]) -> int:
+    return int(ev["seq"])
+
+
 class Feed:
-    """One thread's protocol events: its live stream read once, from where it stood
-    when the feed began, across runs and workflow runs, for as long as someone reads."""
+    """One thread's protocol events, made from its live stream: what Temporal retains of
+    it first (the last two streamed runs, from their starts), then what comes, across
+    runs and workflow runs, for as long as someone reads. Every process reads the same
+    items from the same starts, so makes the same events with the same seqs."""
 
     def __init__(self, owner: Hub, thread_id: str) -> None:
         self.owner, self.server, self.thread_id = owner, owner.server, thread_id
-        self.events: list[dict[str, Any]] = []
-        self.first_seq = 1  # the seq of events[0]
-        self.run_first: dict[str, int] = {}  # run id -> seq of its first event
-        self.latest: str | None = None
+        self.events: list[dict[str, Any]] = []  # by seq, the last KEEP
+        self.latest: str | None = None  # the latest run seen, and its first event's seq
+        self.latest_first = 0
         self.ended: set[str] = set()
-        self.runs: dict[str, _Run] = {}
+        self.asked: set[str] = set()  # the interrupts the last run to end stopped at
+        self.runs: dict[str, _Run] = {}  # runs under way
+        self.seen: dict[str, int] = {}  # task id -> last sequence number read
+        self.wf_run: str | None = None  # the workflow run read, and its next offset
+        self.offset = 0
         self.users = 0
         self._changed = asyncio.Event()
         self._began: asyncio.Future[None] | None = None
         self._reader: asyncio.Task[None] | None = None
         self._remote: Any = None
-
-    @property
-    def seq(self) -> int:
-        return self.first_seq + len(self.events) - 1
 
     @contextlib.asynccontextmanager
     async def using(self) -> AsyncIterator[None]:
@@ -425,94 +538,147 @@ class Feed:
             self._reader.cancel()
 
     async def ready(self) -> None:
-        """Begin reading (once): from the end of the thread's live stream as it stands."""
-        if self._began is None:
-            self._began = asyncio.ensure_future(self._begin())
-        await asyncio.shield(self._began)
+        """Begin reading (once; again if it could not begin): caught up with the stream
+        as it stands."""
+        began = self._began
+        if began is None or (began.done() and not began.cancelled() and began.exception()):
+            self._began = began = asyncio.ensure_future(self._begin())
+        await asyncio.shield(began)
 
     async def _begin(self) -> None:
-        wf_run, offset = await self._position()
-        if wf_run is not None:  # a thread that waits at an interrupt says so at once
+        self.wf_run, end = await _position(self.server, self.thread_id)
+        if self.wf_run is not None:
             try:
-                paused = await _pending(self.server, self.thread_id)
-                records = await runs._records(self.server, self.thread_id) if paused else []
-            except Exception:  # no worker answers: the questions come with the next run
-                log.warning("thread %s: its interrupts could not be read", self.thread_id,
-                            exc_info=True)
-                paused = []
-            if paused:
-                rid = records[-1]["run_id"] if records else "paused"
-                self._open_run(rid, "")
-                self._end_events(rid, "end", "interrupted", None, paused)
-        self._reader = asyncio.ensure_future(self._follow(wf_run, offset))
+                await self._catch_up(end)
+            except Exception:  # no worker answers the query: the live read catches up
+                log.warning("thread %s: its stream could not be read at once",
+                            self.thread_id, exc_info=True)
+            await self._announce_pause(end)
+        self._reader = asyncio.ensure_future(self._follow())
 
-    async def _position(self) -> tuple[str | None, int]:
-        """The thread's latest workflow run (running or closed: a closed one's stream is
-        read by query) and the end of its live stream; None while it has none."""
-        wf_run = await self._latest()
-        if wf_run is None:
-            return None, 0
-        handle = self.server.gc.client.get_workflow_handle(
-            self.server.gc.workflow_id(self.thread_id), run_id=wf_run)
+    async def _catch_up(self, end: int) -> None:
+        """The retained items up to `end`, by the stream's poll query (answered at once;
+        an offset before the retained ones reads from the first retained)."""
+        from temporalio.contrib.workflow_streams import PollInput, PollResult
+
+        handle = self._handle()
+        while self.offset < end:
+            batch = await handle.query("__temporal_workflow_stream_poll", PollInput(
+                topics=[stream.STREAM_TOPIC], from_offset=self.offset), result_type=PollResult)
+            for wire in batch.items:
+                await self._take(wire.offset, _wire_data(wire))
+            if batch.next_offset <= self.offset:
+                return
+            self.offset = batch.next_offset
+
+    async def _announce_pause(self, end: int) -> None:
+        """A thread that waits at interrupts its stream does not show (a run that was not
+        streamed stopped there) says so at once, numbered just before the stream's end:
+        every process that begins there says it alike."""
+        if self.runs:
+            return  # a run is under way: its end will say
         try:
-            end = await handle.query("__temporal_workflow_stream_offset", result_type=int)
-        except (RPCError, WorkflowQueryFailedError):
-            return wf_run, 0
-        return wf_run, int(end)
+            paused = await _pending(self.server, self.thread_id)
+            records = await runs._records(self.server, self.thread_id) if paused else []
+            origin = await self.owner.origin(self.thread_id, self.wf_run or "")
+        except Exception:  # no worker answers: the questions come with the next run
+            log.warning("thread %s: its interrupts could not be read", self.thread_id,
+                        exc_info=True)
+            return
+        if not paused or {i.id for i in paused} == self.asked:
+            return
+        rid = records[-1]["run_id"] if records else "paused"
+        out: Out = [("lifecycle", (), {"event": "started"}),
+                    *self._closing(_Run(""), "interrupted", None, paused)]
+        first = origin.seq(max(end, origin.first), 0) - len(out)
+        self.latest, self.latest_first = rid, first
+        self.ended.add(rid)
+        for k, (method, ns, data) in enumerate(out):
+            self.emit(first + k, f"{rid}:paused:{k}", method, ns, data)
 
-    async def _latest(self) -> str | None:
-        """The thread's latest workflow run's id; None for none, or for a record the API
-        made (no stream: its first run will have one)."""
-        try:
-            desc = await describe(self.server.gc, self.thread_id)
-        except NotFound:
-            return None
-        return None if _is_record(desc) else desc.run_id
+    def _handle(self, wf_run: str | None = None) -> Any:
+        return self.server.gc.client.get_workflow_handle(
+            self.server.gc.workflow_id(self.thread_id), run_id=wf_run or self.wf_run)
 
-    async def _follow(self, wf_run: str | None, offset: int) -> None:
-        """Read each workflow run's live stream in turn: a closed thread's next run (a
-        new workflow run) has a log of its own, from offset 0."""
-        from temporalio.contrib.workflow_streams import WorkflowStreamClient
-
-        client = self.server.gc.client
-        wid = self.server.gc.workflow_id(self.thread_id)
-        done: str | None = None
+    async def _follow(self) -> None:
+        """Read the stream live: the workflow run read, then each one after it (continued
+        as new, or started when a closed thread runs again)."""
         while True:
             try:
-                while wf_run is None or wf_run == done:  # a new run reads from its start
-                    await asyncio.sleep(IDLE_POLL)
-                    wf_run, offset = await self._latest(), 0
-                handle = client.get_workflow_handle(wid, run_id=wf_run)
-                seen: dict[str, int] = {}  # task id -> last sequence number read
-                async for item in WorkflowStreamClient(handle, client=client).subscribe(
-                        [stream.STREAM_TOPIC], from_offset=offset,
-                        poll_cooldown=stream.POLL_COOLDOWN):
-                    offset = item.offset + 1
-                    if isinstance(item.data, dict):
-                        await self._item(item.offset, item.data, seen)
-                done = wf_run
+                if self.wf_run is not None:
+                    await self._subscribe()  # until the run has closed and been read
+                await self._move_on(wait=True)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # Temporal or a worker away for a while: try again
+            except Exception:  # continued as new; or Temporal or a worker away a while
+                with contextlib.suppress(Exception):
+                    if await self._move_on(wait=False):
+                        continue
                 log.warning("reading thread %s's live stream failed", self.thread_id,
                             exc_info=True)
                 await asyncio.sleep(1.0)
+
+    async def _subscribe(self) -> None:
+        from temporalio.contrib.workflow_streams import WorkflowStreamClient
+
+        # Without a client the subscription does not follow continue-as-new at the same
+        # offset: it fails, and _move_on finds where the next run's log goes on.
+        async for item in WorkflowStreamClient(self._handle()).subscribe(
+                [stream.STREAM_TOPIC], from_offset=self.offset,
+                poll_cooldown=stream.POLL_COOLDOWN):
+            await self._take(item.offset, item.data)
+
+    async def _move_on(self, wait: bool) -> bool:
+        """Go on to the thread's next workflow run: where its log carries on the one read,
+        or from its start (False: there is none yet)."""
+        while (latest := await _latest(self.server, self.thread_id)) in (None, self.wf_run):
+            if not wait:
+                return False
+            await asyncio.sleep(IDLE_POLL)
+        assert latest is not None
+        if not await self._carries(latest, self.wf_run):
+            self.offset, self.seen = 0, {}
+        self.wf_run = latest
+        return True
+
+    async def _carries(self, wf_run: str, earlier: str | None) -> bool:
+        """Whether `wf_run`'s log carries on `earlier`'s (continue-as-new, with offsets)."""
+        while earlier is not None:
+            origin = await self.owner.origin(self.thread_id, wf_run)
+            if origin.previous in ("", earlier):
+                return origin.previous == earlier
+            wf_run = origin.previous
+        return False
+
+    async def _origin_at(self, offset: int) -> Origin | None:
+        """The Origin of the item at `offset` of the run read: the run's, or that of the
+        run before it that published it (None if Temporal no longer has that run)."""
+        wf_run = self.wf_run
+        while wf_run:
+            try:
+                origin = await self.owner.origin(self.thread_id, wf_run)
+            except (RPCError, NotFound) as exc:
+                if isinstance(exc, RPCError) and exc.status != RPCStatusCode.NOT_FOUND:
+                    raise
+                return None
+            if offset >= origin.first:
+                return origin
+            wf_run = origin.previous
+        return None
 
     async def read(self, req: EventStreamRequest, until: asyncio.Future[Any] | None = None
                    ) -> AsyncIterator[dict[str, Any] | None]:
         """The events `req` asks for, from its `since`; None when idle for KEEPALIVE."""
         await self.ready()
         if req.since is not None:
-            seq = req.since + 1
-        elif self.latest is not None:  # the latest run, even one just ended: a client
-            seq = self.run_first[self.latest]  # opens its streams after run.start
-        else:
-            seq = self.seq + 1
+            after = req.since
+        else:  # the latest run, even one just ended: a client opens its streams after
+            after = self.latest_first - 1 if self.latest is not None else 0  # run.start
         while until is None or not until.done():
             changed = self._changed
-            while seq <= self.seq:
-                ev = self.events[max(seq - self.first_seq, 0)]
-                seq = ev["seq"] + 1
+            while (i := bisect.bisect_right(self.events, after, key=_seq)) < len(self.events):
+                ev = self.events[i]
+                after = ev["seq"]
                 if matches(ev, req):
                     yield ev
             waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(changed.wait())]
@@ -528,64 +694,70 @@ class Feed:
         if until is not None and until.exception() is not None:
             raise until.exception()  # type: ignore[misc]
 
-    def emit(self, event_id: str, method: str, ns: Any, data: Any) -> None:
+    def emit(self, seq: int, event_id: str, method: str, ns: Any, data: Any) -> None:
+        if self.events and seq <= self.events[-1]["seq"]:
+            # Beyond what the numbering holds (see PER_MS): kept in order, numbered here.
+            log.warning("thread %s: event %s numbered out of order", self.thread_id, event_id)
+            seq = self.events[-1]["seq"] + 1
         self.events.append({
-            "type": "event", "method": method, "seq": self.seq + 1, "event_id": event_id,
+            "type": "event", "method": method, "seq": seq, "event_id": event_id,
             "params": {"namespace": list(ns), "timestamp": int(time.time() * 1000),
                        "data": data}})
         if len(self.events) > KEEP:
-            drop = len(self.events) - KEEP
-            del self.events[:drop]
-            self.first_seq += drop
+            del self.events[:len(self.events) - KEEP]
         self._changed.set()
         self._changed = asyncio.Event()
 
     # -- runs ---------------------------------------------------------------------------
-    def run_started(self, run_id: str, graph: str) -> None:
-        """A run this process just sent: announced before its first chunk arrives."""
-        if run_id not in self.runs and run_id not in self.ended:
-            self._open_run(run_id, graph)
-
-    def _open_run(self, run_id: str, graph: str) -> None:
-        self.runs[run_id] = _Run(graph)
-        self.latest = run_id
-        self.run_first[run_id] = self.seq + 1
-        data = {"event": "started", **({"graph_name": graph} if graph else {})}
-        self.emit(f"{run_id}:start", "lifecycle", [], data)
-
-    async def _item(self, offset: int, data: dict[str, Any], seen: dict[str, int]) -> None:
-        rid = data.get("id")
-        if not isinstance(rid, str) or rid in self.ended:
-            return  # a run read before (a workflow run continued as new carries its log)
+    async def _take(self, offset: int, data: Any) -> None:
+        """One stream item's events, numbered by where the item sits. What needs Temporal
+        is asked first; the feed's state then changes with the events, in one go."""
+        rid = data.get("id") if isinstance(data, dict) else None
+        origin = None
+        if isinstance(rid, str) and rid not in self.ended:
+            # None: its workflow run is gone (retention), so it cannot be numbered as
+            # others numbered it; only an old run's replay misses it.
+            origin = await self._origin_at(offset)
+        if origin is None or not isinstance(rid, str):
+            self.offset = max(self.offset, offset + 1)
+            return  # not a run's; or a run read before (continue-as-new carries its log)
+        graph = await self._graph()
+        ending = await self._outcome(rid) if data.get("end") else None
+        out: list[tuple[str, str, Any, Any]] = []  # (event id, method, namespace, data)
         if rid not in self.runs:
-            self._open_run(rid, (await self._graph()).name)
-        if data.get("end"):
-            await self._run_ended(rid)
-            return
-        if stream.repeated(data, seen):
-            return
-        chunk = tuple(serde.loads(data["e"], (await self._graph()).types))
-        ns, mode, payload = chunk if len(chunk) == 3 else ((), *chunk)
-        for k, (method, ens, out) in enumerate(self.runs[rid].convert(tuple(ns), mode, payload)):
-            self.emit(f"{rid}:{offset}:{k}", method, ens, out)
+            self.runs[rid] = _Run(graph.name)
+            self.latest, self.latest_first = rid, origin.seq(offset, 0)
+            out.append((f"{rid}:start", "lifecycle", (),
+                        {"event": "started", **({"graph_name": graph.name} if graph.name else {})}))
+        if ending is not None:
+            self.ended.add(rid)
+            ends = self._closing(self.runs.pop(rid), *ending)
+            out += [(f"{rid}:end:{k}", *e) for k, e in enumerate(ends)]
+        elif not stream.repeated(data, self.seen):
+            chunk = tuple(serde.loads(data["e"], graph.types))
+            ns, mode, payload = chunk if len(chunk) == 3 else ((), *chunk)
+            made = self.runs[rid].convert(tuple(ns), mode, payload)
+            out += [(f"{rid}:{offset}:{k}", *e) for k, e in enumerate(made)]
+        for k, (event_id, method, ns, payload) in enumerate(out):
+            self.emit(origin.seq(offset, k), event_id, method, ns, payload)
+        self.offset = max(self.offset, offset + 1)
 
-    async def _run_ended(self, rid: str) -> None:
+    async def _outcome(self, rid: str) -> tuple[str, Any, list[Any]]:
+        """How run `rid` ended: its update's result (durable); for a run with no record
+        (the Python client's), the thread as it stands."""
         result = None
-        with contextlib.suppress(NotFound):  # a run of the Python client has no record
+        with contextlib.suppress(NotFound):
             result = await runs._outcome(self.server, self.thread_id, rid)
-        types = (await self._graph()).types
         if result is not None:
-            status, error = result.status, result.error
-            paused = [serde.interrupt_from_json(i, types) for i in result.interrupts]
-        else:
-            paused = await _pending(self.server, self.thread_id)
-            status, error = ("interrupted" if paused else "done"), None
-        self._end_events(rid, "end", status, error, paused)
+            types = (await self._graph()).types
+            return (result.status, result.error,
+                    [serde.interrupt_from_json(i, types) for i in result.interrupts])
+        paused = await _pending(self.server, self.thread_id)
+        return ("interrupted" if paused else "done"), None, paused
 
-    def _end_events(self, rid: str, key: str, status: str, error: Any,
-                    paused: list[Any]) -> None:
-        run = self.runs.pop(rid, None) or _Run("")
-        self.ended.add(rid)
+    def _closing(self, run: _Run, status: str, error: Any, paused: list[Any]) -> Out:
+        """The events that end a run: its subgraphs', then its own."""
+        self.asked = {i.id for i in paused}
         out = run.close_children("interrupted" if paused or status == "interrupted" else (
             "completed" if status == "done" and not error else "failed"))
         graph = {"graph_name": run.graph} if run.graph else {}
@@ -602,8 +774,7 @@ class Feed:
                 (error or {}).get("message") or (error or {}).get("error_message")
                 or status)
             out.append(("lifecycle", (), {"event": "failed", "error": str(why), **graph}))
-        for k, (method, ns, data) in enumerate(out):
-            self.emit(f"{rid}:{key}:{k}", method, ns, data)
+        return out
 
     async def _graph(self) -> Any:
         if self._remote is None:
@@ -711,17 +882,18 @@ class _Run:
             if p.get("inputs") is not None:
                 data["input"] = shapes.jsonable(p["inputs"])
             return [("tools", call["ns"], data)]
-        call = self.tools.pop(rid, None)
-        if call is None:
+        answered = self.tools.pop(rid, None)
+        if answered is None:
             return []
         if kind == "tool_end":
-            return [("tools", call["ns"], {"event": "tool-finished", "tool_call_id": call["id"],
-                                            "output": shapes.jsonable(p.get("output"))})]
+            return [("tools", answered["ns"], {
+                "event": "tool-finished", "tool_call_id": answered["id"],
+                "output": shapes.jsonable(p.get("output"))})]
         error = p.get("error") or {}
         if error.get("type") == "GraphInterrupt":  # paused, not failed: it runs again
             return []
-        return [("tools", call["ns"], {"event": "tool-error", "tool_call_id": call["id"],
-                                        "message": str(error.get("message", error))})]
+        return [("tools", answered["ns"], {"event": "tool-error", "tool_call_id": answered["id"],
+                                            "message": str(error.get("message", error))})]
 
 
 def _graph_ns(metadata: dict[str, Any]) -> tuple[str, ...]:

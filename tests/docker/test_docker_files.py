@@ -8,8 +8,9 @@
 * Cross-checks the schema cannot express: depends_on names exist, the worker
   runs ``graphrun worker`` and the API ``graphrun serve`` (parsed by the CLI's own
   parser), the port the API listens on is the one published and health-checked, both
-  serve the graphs of the langgraph.json the image ships, the search attributes are
-  created, the package the image installs has every subpackage, and so on.
+  serve the graphs of the langgraph.json the image ships, `graphrun setup` registers the
+  search attributes before either starts, the package the image installs has every
+  subpackage, and so on.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ DOCKERFILE = DOCKER / "Dockerfile"
 SCHEMA = Path(__file__).parent / "compose-spec.json"
 LANGGRAPH_JSON = DOCKER / "langgraph.json"
 GRAPHRUN_SERVICES = ("worker", "api")
+SETUP = "setup"
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +99,7 @@ def test_schema_rejects_a_broken_compose_file(compose: dict[str, Any]) -> None:
 
 
 def test_expected_services(services: dict[str, dict[str, Any]]) -> None:
-    assert {"postgresql", "temporal", "temporal-admin-tools", "temporal-ui", "worker",
-            "api"} <= set(services)
+    assert {"postgresql", "temporal", SETUP, "temporal-ui", "worker", "api"} <= set(services)
     assert services["postgresql"]["image"] == "postgres:16"
     assert services["temporal"]["image"].startswith("temporalio/auto-setup:")
     assert services["temporal-ui"]["image"].startswith("temporalio/ui:")
@@ -137,34 +138,47 @@ def test_depends_on_has_no_cycle(services: dict[str, dict[str, Any]]) -> None:
 def test_start_up_order(services: dict[str, dict[str, Any]]) -> None:
     temporal_deps = _depends_on(services["temporal"])
     assert temporal_deps["postgresql"]["condition"] == "service_healthy"
-    admin_deps = _depends_on(services["temporal-admin-tools"])
-    assert admin_deps["temporal"]["condition"] == "service_healthy"
+    setup_deps = _depends_on(services[SETUP])
+    assert setup_deps["temporal"]["condition"] == "service_healthy"
     for name in GRAPHRUN_SERVICES:
         deps = _depends_on(services[name])
-        # The workflow upserts GraphStatus/GraphName, and the API lists threads by them,
-        # so they must exist before either runs.
-        assert deps["temporal-admin-tools"]["condition"] == "service_completed_successfully"
+        # The workflow keeps graphrun's search attributes current, and the API lists threads
+        # by them (both refuse to start without them): `setup` registers them first.
+        assert deps[SETUP]["condition"] == "service_completed_successfully"
         assert deps["temporal"]["condition"] == "service_healthy"
 
 
-def test_search_attributes_are_created(services: dict[str, dict[str, Any]]) -> None:
-    script = _command_text(services["temporal-admin-tools"])
-    assert "temporal operator search-attribute create" in script
-    assert "--type Keyword" in script
-    for name in ("GraphStatus", "GraphName"):
-        assert name in script, f"{name} is not created"
-    # $ must be escaped as $$ in compose files, or compose interpolates it away.
-    assert not re.search(r"\$[\w{(]", script.replace("$$", "")), script
-    assert services["temporal-admin-tools"].get("restart") in (None, "no")
+def test_setup_service(services: dict[str, dict[str, Any]]) -> None:
+    """A one-shot `graphrun setup` from the graphrun image: registers the search attributes
+    and sets the retention, on the namespace the worker and the API use."""
+    setup, worker = services[SETUP], services["worker"]
+    args = _graphrun_args(setup)
+    assert args.command == "setup"
+    assert not args.check  # registers them, not only checks
+    assert args.retention is not None and args.retention >= 7
+    assert setup["build"] == worker["build"]
+    assert setup["image"] not in (worker["image"], services["api"]["image"])  # bake: one tag each
+    assert setup.get("restart") in (None, "no")  # it exits; restarting it would loop
+    assert _connection(setup, args)[:2] == _connection(worker, _graphrun_args(worker))[:2]
 
 
-def test_search_attributes_match_the_dev_server(services: dict[str, dict[str, Any]]) -> None:
-    from graphrun.devserver import SEARCH_ATTRIBUTES
+def test_search_attributes_are_registered_only_by_setup(
+        services: dict[str, dict[str, Any]]) -> None:
+    """`graphrun setup` registers graphrun.visibility.SEARCH_ATTRIBUTES; no older script does
+    it too, and auto-setup adds no test attributes into SQL visibility's few slots."""
+    for name, service in services.items():
+        text = _command_text(service)
+        assert "search-attribute create" not in text, name
+        assert "add-search-attributes" not in text, name
+    env = services["temporal"]["environment"]
+    assert str(env.get("SKIP_ADD_CUSTOM_SEARCH_ATTRIBUTES")).lower() == "true"
 
-    script = _command_text(services["temporal-admin-tools"])
-    for name, kind in SEARCH_ATTRIBUTES.items():
-        assert name in script
-        assert f"--type {kind}" in script
+
+def test_search_attributes_match_the_dev_server() -> None:
+    from graphrun.devserver import SEARCH_ATTRIBUTES as DEV
+    from graphrun.visibility import SEARCH_ATTRIBUTES
+
+    assert DEV == SEARCH_ATTRIBUTES
 
 
 def _graphrun_args(service: dict[str, Any]) -> Any:

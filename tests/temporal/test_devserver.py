@@ -11,6 +11,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from graphrun.devserver import SEARCH_ATTRIBUTES, DevServer
+from graphrun.namespace import KINDS  # KeywordList -> INDEXED_VALUE_TYPE_KEYWORD_LIST
 
 
 @activity.defn
@@ -42,7 +43,7 @@ async def test_dev_server_registers_search_attributes(
         name: IndexedValueType.Name(kind) for name, kind in response.custom_attributes.items()
     }
     for name, kind in SEARCH_ATTRIBUTES.items():
-        assert registered.get(name) == f"INDEXED_VALUE_TYPE_{kind.upper()}", registered
+        assert registered.get(name) == IndexedValueType.Name(KINDS[kind]), registered
 
 
 async def test_worker_runs_workflow_and_activity(temporal_client: Client, task_queue: str) -> None:

@@ -18,6 +18,7 @@ from graphrun.client import GRAPH_STATUS, GraphClient, data_converter
 from graphrun.codec import ENCODING, KEY_ID_METADATA
 from graphrun.errors import EncryptionKeyError
 from graphrun.worker import create_worker
+from tests.settle import settled
 
 K1 = bytes(range(32))
 K2 = bytes(range(200, 232))
@@ -75,8 +76,10 @@ async def _raw_history(plain: Client, tid: str) -> dict[str, Any]:
 
 
 def _data_payloads(history: dict[str, Any]) -> list[tuple[str, dict[str, str]]]:
-    # Search attributes are indexed by the server and never pass through a codec.
-    return [(p, m) for p, m in _payloads(history) if "searchAttributes" not in p]
+    # Search attributes are indexed by the server and never pass through a codec; nor do
+    # patch markers, which hold only the patch's name.
+    return [(p, m) for p, m in _payloads(history)
+            if "searchAttributes" not in p and ".patch-data." not in p]
 
 
 async def test_encrypted_thread_round_trip_and_history_is_ciphertext(
@@ -106,7 +109,7 @@ async def test_encrypted_thread_round_trip_and_history_is_ciphertext(
             await temporal_client.get_workflow_handle(tid).query("get_state", None)
 
         await gc.resume(tid, ANSWER)          # a signal, encrypted like everything else
-        await client.get_workflow_handle(tid).result()
+        await settled(client.get_workflow_handle(tid))
         snap = await gc.graph(name).aget_state(_cfg(tid))
         assert snap.values == {"card": SECRET, "status": f"charged:{ANSWER}"}
 

@@ -28,6 +28,7 @@ from graphrun import InvalidResumeError
 from graphrun.client import GraphClient
 from graphrun.devserver import temporal_cli_path
 from graphrun.worker import create_worker
+from tests.settle import settled
 
 REQUEST = ex.REQUEST
 DECISIONS = {
@@ -135,7 +136,7 @@ async def test_plain_signal_answers_and_each_step_runs_once(
                     dev_server.address, "--workflow-id", tid, "--name", "resume",
                     "--input", payload], check=True, capture_output=True, timeout=30)
     handle = temporal_client.get_workflow_handle(tid)
-    await handle.result()
+    await settled(handle)
     snap = await gc.graph(ex.NAME).aget_state(cfg)
     assert snap.values["messages"][-1].content.endswith("Paid INV-7: 1200.00 EUR")
     assert ex.PAID == [{"invoice": "INV-7", "amount": 1200.0}]

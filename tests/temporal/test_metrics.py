@@ -110,7 +110,6 @@ async def test_graphrun_and_temporal_metrics_after_an_approval(dev_server: Any,
     assert value(text, "graphrun_node_duration_bucket", graph=approval, node="approve",
                  outcome="ok", le="+Inf") == 1
     # Temporal's own, from the same endpoint, labelled with the task queue.
-    assert value(text, "temporal_workflow_completed", task_queue=task_queue) is not None
     assert value(text, "temporal_activity_execution_latency_count",
                  task_queue=task_queue, activity_type="run_node") >= 2
     assert value(text, "temporal_activity_execution_failed", task_queue=task_queue,

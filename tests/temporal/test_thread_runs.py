@@ -62,15 +62,15 @@ async def test_a_thread_invoked_again_is_listed_once_by_its_latest_run(
 
     await remote.ainvoke({"item": "b"}, config)  # a second run, paused
     [row] = await _listed(gc, tid, ["interrupted"], graph=remote.name)
-    assert row.workflow_status == "RUNNING" and row.run_id != first.run_id
-    # The first run is still "done" in visibility; the thread is not.
+    # A thread is one open workflow for its whole life: the same run, its status now.
+    assert row.workflow_status == "RUNNING" and row.run_id == first.run_id
     await _listed(gc, tid, ["interrupted"], status="interrupted")
     assert tid not in [t.thread_id for t in await gc.list_threads(status="done",
                                                                   graph=remote.name)]
 
     await remote.ainvoke(Command(resume=2), config)  # the second run ends too
     [row] = await _listed(gc, tid, ["done"], status="done", graph=remote.name)
-    assert row.workflow_status == "COMPLETED" and row.run_id != first.run_id
+    assert row.workflow_status == "RUNNING" and row.run_id == first.run_id
     assert len(await gc.list_threads(graph=remote.name, limit=1)) == 1
 
 
