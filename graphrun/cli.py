@@ -611,7 +611,11 @@ async def _open_thread(gc: Any, conn: Connection, thread: str) -> str | None:
         if _is_not_found(exc):
             raise _unknown_thread(thread, conn) from exc
         raise
-    if desc.status != WorkflowExecutionStatus.RUNNING:
+    from graphrun.client import GRAPH_STATUS
+
+    # A thread stays open once its graph finishes (until it is deleted); older ones closed.
+    if (desc.status != WorkflowExecutionStatus.RUNNING
+            or desc.typed_search_attributes.get(GRAPH_STATUS) == "done"):
         raise _finished(thread)
     graph: str | None = desc.typed_search_attributes.get(GRAPH_NAME)
     return graph

@@ -57,6 +57,7 @@ from graphrun.declared import DeclaredTypes
 from graphrun.engine import stream_chunks
 from graphrun.payloads import (
     InvokeRequest,
+    RecordStart,
     ResumeSignal,
     RunResult,
     StartRequest,
@@ -303,6 +304,24 @@ class GraphClient:
         if graph:
             pairs.append(SearchAttributePair(GRAPH_NAME, graph))
         return TypedSearchAttributes(pairs)
+
+    async def create_thread(self, thread_id: str, *, metadata: Mapping[str, Any] | None = None,
+                            ttl: lifetime.ThreadTTL | None = None) -> None:
+        """Make a thread before its first run (LangGraph's `POST /threads`): an open
+        ThreadRecord holding its metadata, which the first run (or state update) turns
+        into the thread's GraphWorkflow. Raises WorkflowAlreadyStartedError when the id
+        is taken by a thread that exists."""
+        metadata = dict(metadata or {})
+        graph = metadata.get("graph_id")
+        await self.client.start_workflow(
+            "ThreadRecord", RecordStart(ttl=None if ttl is None else ttl.model_dump(),
+                                        index_metadata=self.index_metadata,
+                                        search_attributes=self.search_attributes),
+            id=self.workflow_id(thread_id), task_queue=self.task_queue,
+            memo={"metadata": metadata},
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+            search_attributes=self.thread_attributes(
+                graph if isinstance(graph, str) else None, "done", metadata))
 
     async def delete_thread(self, thread_id: str) -> int:
         """Delete the thread: every execution of its workflow, so nothing of it stays in

@@ -396,17 +396,22 @@ async def _read_origin(client: Any, workflow_id: str, run_id: str) -> Origin:
     """A workflow run's Origin, from its first history event: its start time, and the
     stream state its input carried (GraphWorkflow's StartRequest.stream)."""
     handle = client.get_workflow_handle(workflow_id, run_id=run_id)
-    async for event in handle.fetch_history_events(page_size=1):
-        started = event.workflow_execution_started_event_attributes
-        payloads = list(started.input.payloads)
-        req = (await client.data_converter.decode(payloads[:1]))[0] if payloads else None
-        carried = req.get("stream") if isinstance(req, dict) else None
-        if not isinstance(carried, dict):
-            return Origin(event.event_time.ToMilliseconds(), 0, "")
-        first = int(carried.get("base_offset") or 0) + len(carried.get("log") or [])
-        return Origin(event.event_time.ToMilliseconds(), first,
-                      started.continued_execution_run_id)
-    raise NotFound(f"Workflow run {run_id!r} has no history.")
+    try:
+        event = await anext(aiter(handle.fetch_history_events(page_size=1)), None)
+    except RPCError as exc:
+        if exc.status != RPCStatusCode.NOT_FOUND:
+            raise
+        event = None
+    if event is None:  # gone (retention): for good
+        raise NotFound(f"Workflow run {run_id!r} is gone.")
+    started = event.workflow_execution_started_event_attributes
+    payloads = list(started.input.payloads)
+    req = (await client.data_converter.decode(payloads[:1]))[0] if payloads else None
+    carried = req.get("stream") if isinstance(req, dict) else None
+    if not isinstance(carried, dict):
+        return Origin(event.event_time.ToMilliseconds(), 0, "")
+    first = int(carried.get("base_offset") or 0) + len(carried.get("log") or [])
+    return Origin(event.event_time.ToMilliseconds(), first, started.continued_execution_run_id)
 
 
 async def _latest(server: Any, thread_id: str) -> str | None:
@@ -468,9 +473,11 @@ class Hub:
         return self.feeds[thread_id]
 
     async def origin(self, thread_id: str, run_id: str) -> Origin:
-        """A workflow run's Origin, read once (concurrent askers share the read)."""
+        """A workflow run's Origin, read once (concurrent askers share the read); NotFound
+        is kept too (a run gone stays gone), other failures are asked again."""
         found = self._origins.get(run_id)
-        if found is None or (found.done() and (found.cancelled() or found.exception())):
+        if found is None or (found.done() and (found.cancelled() or not isinstance(
+                found.exception() or NotFound(), NotFound))):
             if len(self._origins) >= self.ORIGINS_KEPT:
                 del self._origins[next(iter(self._origins))]
             found = self._origins[run_id] = asyncio.ensure_future(_read_origin(
@@ -644,7 +651,10 @@ class Feed:
     async def _carries(self, wf_run: str, earlier: str | None) -> bool:
         """Whether `wf_run`'s log carries on `earlier`'s (continue-as-new, with offsets)."""
         while earlier is not None:
-            origin = await self.owner.origin(self.thread_id, wf_run)
+            try:
+                origin = await self.owner.origin(self.thread_id, wf_run)
+            except NotFound:
+                return False
             if origin.previous in ("", earlier):
                 return origin.previous == earlier
             wf_run = origin.previous
@@ -657,9 +667,7 @@ class Feed:
         while wf_run:
             try:
                 origin = await self.owner.origin(self.thread_id, wf_run)
-            except (RPCError, NotFound) as exc:
-                if isinstance(exc, RPCError) and exc.status != RPCStatusCode.NOT_FOUND:
-                    raise
+            except NotFound:
                 return None
             if offset >= origin.first:
                 return origin

@@ -29,8 +29,8 @@ Event = dict[str, Any]
 class _Replica(_ApiHost):
     """An API process on a task queue it shares; with `worker`, that queue's worker too."""
 
-    def __init__(self, address: str, queue: str, worker: bool) -> None:
-        self.shared_queue, self.with_worker = queue, worker
+    def __init__(self, address: str, queue: str, worker: bool, **client_options: Any) -> None:
+        self.shared_queue, self.with_worker, self.client_options = queue, worker, client_options
         super().__init__(address)
 
     async def _main(self, address: str) -> None:
@@ -43,7 +43,8 @@ class _Replica(_ApiHost):
 
         self.queue = self.shared_queue
         client = await Client.connect(address, data_converter=data_converter)
-        app = self.app = build_app(GraphClient(client, task_queue=self.queue), self.api_graphs)
+        gc = GraphClient(client, task_queue=self.queue, **self.client_options)
+        app = self.app = build_app(gc, self.api_graphs)
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
                                                     log_level="warning", lifespan="off"))
 
@@ -62,14 +63,24 @@ class _Replica(_ApiHost):
             await serve()
 
 
-@pytest.fixture(scope="module")
-def replicas(dev_server: Any) -> Iterator[tuple[str, str]]:
+def _pair(address: str, **client_options: Any) -> Iterator[tuple[str, str]]:
     queue = f"replicas-{uuid.uuid4()}"
-    a = _Replica(dev_server.address, queue, worker=True)
-    b = _Replica(dev_server.address, queue, worker=False)  # an API process only
+    a = _Replica(address, queue, worker=True, **client_options)
+    b = _Replica(address, queue, worker=False, **client_options)  # an API process only
     yield a.url, b.url
     b.close()
     a.close()
+
+
+@pytest.fixture(scope="module")
+def replicas(dev_server: Any) -> Iterator[tuple[str, str]]:
+    yield from _pair(dev_server.address)
+
+
+@pytest.fixture(scope="module")
+def short_lived(dev_server: Any) -> Iterator[tuple[str, str]]:
+    """Replicas whose threads continue as new after every run (a short history)."""
+    yield from _pair(dev_server.address, history_event_limit=20)
 
 
 async def _read(url: str, thread_id: str, body: dict[str, Any], stop: Callable[[Event], bool],
@@ -222,3 +233,42 @@ async def test_messages_and_tools_alike(replicas: tuple[str, str]) -> None:
     assert {e["params"]["data"]["event"] for e in done[a] if e["method"] == "tools"} >= {
         "tool-started", "tool-finished"}
     _in_order(asked[a] + done[a])
+
+
+async def test_numbers_hold_across_continue_as_new(short_lived: tuple[str, str],
+                                                   temporal_client: Any) -> None:
+    """Each run ends in a new workflow run, which carries the stream's log on: A reads
+    across the change live, B begins after it (the first run's items then come from the
+    carried log, numbered as the workflow run that published them numbered them)."""
+    a, b = short_lived
+    tid = str(uuid.uuid4())
+    await _command(a, tid, "run.start", {"assistant_id": "purchase", "input": PURCHASE})
+    asked = await _read(a, tid, EVERYTHING, _asked)
+    answered = await _command(b, tid, "input.respond", {
+        "interrupt_id": asked[-1]["params"]["data"]["interrupt_id"], "response": True})
+    cursor = answered["meta"]["applied_through_seq"]
+    done = await _read(a, tid, {**EVERYTHING, "since": cursor}, _root("completed"))
+    assert asked[-1]["seq"] <= cursor < done[0]["seq"]
+    on_b = await _read(b, tid, {**EVERYTHING, "since": 0}, _root("completed"))
+    on_a = await _read(a, tid, {**EVERYTHING, "since": 0}, _root("completed"))
+    assert _content(on_a) == _content(on_b) == _content(asked + done)
+    _in_order(on_a)
+    # The thread did continue as new, carrying its stream on.
+    handle = temporal_client.get_workflow_handle(tid)
+    async for event in handle.fetch_history_events(page_size=1):
+        assert event.workflow_execution_started_event_attributes.continued_execution_run_id
+        break
+
+
+async def test_pause_of_a_classic_run_alike(replicas: tuple[str, str]) -> None:
+    """A thread paused by a run no stream showed: each replica says so when its feed
+    begins, numbered from where the stream stands, so alike; a run.start answered after
+    it comes after it on both."""
+    from langgraph_sdk import get_client
+
+    a, b = replicas
+    tid = str(uuid.uuid4())
+    await get_client(url=a).runs.wait(tid, "purchase", input=PURCHASE, if_not_exists="create")
+    said = {url: await _read(url, tid, EVERYTHING, _asked) for url in (a, b)}
+    assert _content(said[a]) == _content(said[b])
+    print([e["event_id"] for e in said[a]])
