@@ -294,6 +294,20 @@ prints the tcld command and the Cloud UI steps that do, and exits 1.""")
     thr.add_argument("--limit", type=int, default=100)
     thr.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
+    dele = sub.add_parser("delete", parents=[conn],
+                          help="delete a thread: every run of its workflow, at once")
+    dele.add_argument("thread", metavar="THREAD")
+
+    mig = sub.add_parser(
+        "migrate", parents=[conn],
+        help="reopen threads an earlier graphrun closed, before the namespace's retention "
+             "deletes them",
+        description="Threads live until they are deleted or their TTL ends. graphrun before "
+        "0.2 closed a thread's workflow once its graph finished, and Temporal deletes closed "
+        "executions when the namespace's retention ends: this gives each such thread an open "
+        "run holding its checkpoints, run records and metadata. Running it again does nothing.")
+    mig.add_argument("--json", action="store_true", help="print the reopened thread ids as JSON")
+
     drw = sub.add_parser("graph", help="print a graph's drawing (Mermaid), as get_graph() draws it",
                          description="Print the drawing of a graph a worker would serve, as "
                          "LangGraph's get_graph().draw_mermaid() prints it (paste it into any "
@@ -719,6 +733,25 @@ async def cmd_threads(args: argparse.Namespace) -> int:
         _print([_dump(rows)])
         return 0
     _print(_format_threads(rows))
+    return 0
+
+
+async def cmd_delete(args: argparse.Namespace) -> int:
+    gc = await _connect(_connection(args))
+    if not await gc.delete_thread(args.thread):
+        raise CLIError(f"no thread {args.thread!r} to delete")
+    _print([f"deleted thread {args.thread}"])
+    return 0
+
+
+async def cmd_migrate(args: argparse.Namespace) -> int:
+    gc = await _connect(_connection(args))
+    reopened = await gc.migrate()
+    if args.json:
+        _print([_dump(reopened)])
+        return 0
+    _print([*(f"reopened {t}" for t in reopened),
+            f"{len(reopened)} thread(s) reopened; every thread is now an open workflow"])
     return 0
 
 
@@ -1199,6 +1232,8 @@ _COMMANDS = {
     "state": cmd_state,
     "history": cmd_history,
     "threads": cmd_threads,
+    "delete": cmd_delete,
+    "migrate": cmd_migrate,
     "graph": cmd_graph,
 }
 

@@ -323,6 +323,72 @@ class GraphClient:
             search_attributes=self.thread_attributes(
                 graph if isinstance(graph, str) else None, "done", metadata))
 
+    async def migrate(self) -> list[str]:
+        """Bring the threads an earlier graphrun closed under today's rule: each thread
+        whose latest run completed (a finished GraphWorkflow, or a ThreadRecord that
+        completed at once) gets an open run holding it, so the namespace's retention no
+        longer decides its life. Run it before that retention ends; running it again
+        does nothing. The thread ids reopened."""
+        query = ("WorkflowType IN ('GraphWorkflow', 'ThreadRecord') "
+                 "AND ExecutionStatus = 'Completed'")
+        seen: set[str] = set()
+        reopened = []
+        async for wf in self.client.list_workflows(query):
+            if wf.id in seen or not wf.id.startswith(self.id_prefix):
+                continue
+            seen.add(wf.id)
+            tid = wf.id[len(self.id_prefix):]
+            if await self.reopen(tid):
+                reopened.append(tid)
+        return reopened
+
+    async def reopen(self, thread_id: str) -> bool:
+        """Give a thread whose latest run completed (an earlier graphrun closed it) an
+        open run holding it, seeded with its checkpoints, run records and metadata.
+        False when its latest run is open, or did not complete (nothing to keep)."""
+        handle = self.client.get_workflow_handle(self.workflow_id(thread_id))
+        try:
+            desc = await handle.describe()
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                return False
+            raise
+        if desc.status != WorkflowExecutionStatus.COMPLETED:
+            return False
+        memo = await desc.memo()
+        kept = memo.get("metadata")
+        metadata: dict[str, Any] = dict(kept) if isinstance(kept, dict) else {}
+        created = desc.start_time
+        try:
+            if desc.workflow_type == "ThreadRecord":
+                graph = metadata.get("graph_id")
+                await self.client.start_workflow(
+                    "ThreadRecord", RecordStart(index_metadata=self.index_metadata,
+                                                search_attributes=self.search_attributes),
+                    id=handle.id, task_queue=self.task_queue, memo={"metadata": metadata},
+                    id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                    search_attributes=self.thread_attributes(
+                        graph if isinstance(graph, str) else None, "done", metadata,
+                        created_at=created))
+                return True
+            graph = desc.typed_search_attributes.get(GRAPH_NAME)
+            if desc.workflow_type != "GraphWorkflow" or not graph:
+                return False
+            remote = self.graph(graph)
+            closed = self.client.get_workflow_handle(handle.id, run_id=desc.run_id,
+                                                     result_type=ThreadResult)
+            seed, runs = await remote._thread_of(closed), await remote._runs_of(closed)
+            status = desc.typed_search_attributes.get(GRAPH_STATUS) or "done"
+            await self.client.start_workflow(
+                "GraphWorkflow", remote._start_request(thread_id, seed, runs), id=handle.id,
+                task_queue=self.task_queue, memo={"metadata": metadata},
+                id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                search_attributes=self.thread_attributes(graph, status, metadata,
+                                                         created_at=created))
+            return True
+        except WorkflowAlreadyStartedError:
+            return False  # a run started meanwhile: it holds the thread already
+
     async def delete_thread(self, thread_id: str) -> int:
         """Delete the thread: every execution of its workflow, so nothing of it stays in
         history or visibility; how many were deleted (0: there was no such thread)."""

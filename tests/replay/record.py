@@ -22,6 +22,7 @@ from graphrun.payloads import ThreadResult
 from graphrun.worker import create_worker
 from tests.replay import graphs
 from tests.replay.graphs import GRAPHS
+from tests.settle import settled
 
 HISTORIES = Path(__file__).parent / "histories"
 INTERRUPT = "__interrupt__"
@@ -42,7 +43,9 @@ async def _save(handle: WorkflowHandle[Any, Any], name: str) -> None:
 
 async def _finish(gc: GraphClient, thread_id: str) -> WorkflowHandle[Any, Any]:
     handle = gc.client.get_workflow_handle(gc.workflow_id(thread_id), result_type=ThreadResult)
-    await handle.result()  # the thread's workflow closes once it is done and idle
+    # The thread's workflow stays open once it is done (histories recorded before threads
+    # lived closed it): its history is complete once it says so.
+    await settled(handle)
     return handle
 
 
@@ -476,12 +479,45 @@ async def record_resolved(gc: GraphClient) -> None:
     await _save(await _finish(gc, "resolved"), "resolved")
 
 
+async def record_thread_lives(gc: GraphClient) -> None:
+    """approval on a thread that lives: done, invoked again with new input, answered,
+    its metadata patched, a TTL set and refreshed, its history pruned to the latest."""
+    g, cfg = gc.graph("approval"), _cfg("lives")
+    handle = gc.client.get_workflow_handle(gc.workflow_id("lives"))
+    for amount in (7, 8):
+        out = await g.ainvoke({"amount": amount}, cfg)
+        assert INTERRUPT in out, out
+        await g.ainvoke(Command(resume=True), cfg)
+    await handle.signal("set_metadata", {"owner": "ops"})
+    await handle.signal("set_ttl", {"strategy": "delete", "ttl": 60 * 24})
+    await handle.signal("touch")
+    assert await handle.execute_update("prune", "keep_latest") > 0
+    assert (await handle.describe()).status.name == "RUNNING"
+    await _save(handle, "thread_lives")
+
+
+async def record_record_adopted(gc: GraphClient) -> None:
+    """A thread made before its first run (a ThreadRecord that stays open), whose first
+    run turns it into the thread's GraphWorkflow by continue-as-new."""
+    from graphrun.lifetime import ThreadTTL
+
+    await gc.create_thread("adopted", metadata={"graph_id": "approval", "k": 1},
+                           ttl=ThreadTTL(ttl=60 * 24))
+    record = gc.client.get_workflow_handle(gc.workflow_id("adopted"))
+    first = (await record.describe()).run_id
+    out = await gc.graph("approval").ainvoke({"amount": 3}, _cfg("adopted"))
+    assert INTERRUPT in out, out
+    await _save(gc.client.get_workflow_handle(gc.workflow_id("adopted"), run_id=first),
+                "record_adopted")
+    await _save(gc.client.get_workflow_handle(gc.workflow_id("adopted")), "adopted_thread")
+
+
 RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
              "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update",
              "streamed", "agent", "runs", "server_records",
              "resolved", "relayed", "subgraph_fork", "max_concurrency",
-             "step_timeout", "cancel_kept"]
+             "step_timeout", "cancel_kept", "thread_lives", "record_adopted"]
 
 
 async def main(names: list[str]) -> None:

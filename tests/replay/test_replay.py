@@ -40,7 +40,8 @@ def test_expected_histories_present() -> None:
                          "agent.json", "runs.json", "thread_record.json",
                          "assistant_record.json", "cron_run.json", "resolved.json",
                          "relayed.json", "max_concurrency.json", "subgraph_fork.json",
-                         "step_timeout.json", "cancel_kept.json"}
+                         "step_timeout.json", "cancel_kept.json", "thread_lives.json",
+                         "record_adopted.json", "adopted_thread.json"}
     assert (HISTORIES / STORED).exists()
     assert (HISTORIES / BAD).exists()
 
@@ -59,6 +60,20 @@ async def test_replay_with_external_storage(tmp_path: Path) -> None:
                                data_converter=data_converter(external_storage=tmp_path))
     result = await replayer.replay_workflow(_load(STORED))
     assert result.replay_failure is None
+
+
+async def test_record_adopted_continues_as_the_threads_graph_workflow() -> None:
+    events = _load("record_adopted.json").events
+    can = events[-1].workflow_execution_continued_as_new_event_attributes
+    assert can.workflow_type.name == "GraphWorkflow"
+    started = _load("adopted_thread.json").events[0]
+    assert started.workflow_execution_started_event_attributes.workflow_type.name == \
+        "GraphWorkflow"
+
+
+async def test_a_thread_that_lives_stays_open() -> None:
+    events = _load("thread_lives.json").events
+    assert not any(e.HasField("workflow_execution_completed_event_attributes") for e in events)
 
 
 async def test_looping_first_run_continued_as_new() -> None:

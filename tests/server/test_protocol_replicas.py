@@ -271,4 +271,30 @@ async def test_pause_of_a_classic_run_alike(replicas: tuple[str, str]) -> None:
     await get_client(url=a).runs.wait(tid, "purchase", input=PURCHASE, if_not_exists="create")
     said = {url: await _read(url, tid, EVERYTHING, _asked) for url in (a, b)}
     assert _content(said[a]) == _content(said[b])
-    print([e["event_id"] for e in said[a]])
+    assert [(e["method"], e["event_id"].split(":")[1]) for e in said[a]] == [
+        ("lifecycle", "paused"), ("lifecycle", "paused"), ("input.requested", "paused")]
+    answered = await _command(b, tid, "input.respond", {
+        "interrupt_id": said[b][-1]["params"]["data"]["interrupt_id"], "response": True})
+    cursor = answered["meta"]["applied_through_seq"]
+    assert said[a][-1]["seq"] <= cursor
+    done = {url: await _read(url, tid, {**EVERYTHING, "since": cursor}, _root("completed"))
+            for url in (a, b)}
+    assert _content(done[a]) == _content(done[b])
+    _in_order(said[a] + done[a])
+
+
+async def test_reader_waiting_before_the_first_run(replicas: tuple[str, str]) -> None:
+    """A thread made before its first run (POST /threads): a reader on B waits from
+    before the run A starts, and gets it whole, as A numbers it."""
+    a, b = replicas
+    async with httpx.AsyncClient(base_url=a) as http:
+        tid = (await http.post("/threads", json={})).json()["thread_id"]
+    waiting = asyncio.ensure_future(_read(b, tid, EVERYTHING, _root("completed")))
+    await asyncio.sleep(1.0)  # B's feed has begun, on a thread with no run yet
+    assert not waiting.done()
+    await _command(a, tid, "run.start", {"assistant_id": "slow",
+                                         "input": {"seconds": 0.2, "done": []}})
+    on_b = await waiting
+    on_a = await _read(a, tid, {**EVERYTHING, "since": 0}, _root("completed"))
+    assert _content(on_a) == _content(on_b)
+    assert on_b[0]["params"]["data"]["event"] == "started"
