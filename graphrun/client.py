@@ -197,7 +197,8 @@ class GraphClient:
                  history_event_limit: int = 10_000, search_attributes: bool = True,
                  types: Iterable[type] = (), limits: InputLimits | None = None,
                  tracing: tracing_mod.TracingLike = "auto",
-                 index_metadata: Sequence[str] | None = None) -> None:
+                 index_metadata: Sequence[str] | None = None,
+                 default_ttl: lifetime.ThreadTTL | None = None) -> None:
         """Args:
             client: any temporalio Client (graphrun sets its own data converter).
             task_queue: where the graphrun worker listens.
@@ -218,6 +219,9 @@ class GraphClient:
                 (the GraphMetadata search attribute, which a payload codec does not
                 encrypt), so searches can filter on them. None (default): every key, or
                 the comma-separated keys of $GRAPHRUN_INDEX_METADATA when it is set.
+            default_ttl: the TTL of each thread this client creates (LangGraph's
+                `checkpointer.ttl.default_ttl`): deleted after that long without a change.
+                None (default): threads live until deleted.
         """
         self.types = DeclaredTypes(types)
         self.limits = limits or InputLimits()
@@ -232,6 +236,7 @@ class GraphClient:
             index_metadata = [k.strip() for k in
                               os.environ["GRAPHRUN_INDEX_METADATA"].split(",") if k.strip()]
         self.index_metadata = None if index_metadata is None else list(index_metadata)
+        self.default_ttl = default_ttl
 
     @classmethod
     async def connect(cls, target: str | None = None, *, namespace: str | None = None,
@@ -313,13 +318,16 @@ class GraphClient:
         is taken by a thread that exists."""
         metadata = dict(metadata or {})
         graph = metadata.get("graph_id")
+        ttl = ttl or self.default_ttl
         await self.client.start_workflow(
             "ThreadRecord", RecordStart(ttl=None if ttl is None else ttl.model_dump(),
                                         index_metadata=self.index_metadata,
                                         search_attributes=self.search_attributes),
             id=self.workflow_id(thread_id), task_queue=self.task_queue,
-            memo={"metadata": metadata},
-            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+            memo={"metadata": metadata, **({"ttl": ttl.model_dump()} if ttl else {})},
+            # Refused while any run of the id is kept (an earlier version's closed thread
+            # too): the id is taken.
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             search_attributes=self.thread_attributes(
                 graph if isinstance(graph, str) else None, "done", metadata))
 
@@ -380,7 +388,7 @@ class GraphClient:
             seed, runs = await remote._thread_of(closed), await remote._runs_of(closed)
             status = desc.typed_search_attributes.get(GRAPH_STATUS) or "done"
             await self.client.start_workflow(
-                "GraphWorkflow", remote._start_request(thread_id, seed, runs), id=handle.id,
+                "GraphWorkflow", remote.start_request(thread_id, seed, runs), id=handle.id,
                 task_queue=self.task_queue, memo={"metadata": metadata},
                 id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
                 search_attributes=self.thread_attributes(graph, status, metadata,
@@ -565,7 +573,7 @@ class RemoteGraph(RunnableGraph):
                 try:
                     result = await self._run_once(input, config, options, **kw)
                 except _RecordOpen:
-                    await self._adopt(_thread_id(config))
+                    await self._adopt(_thread_id(config), kw.get("record"))
                     result = await self._run_once(input, config, options, **kw)
             except (asyncio.CancelledError, WorkflowUpdateRPCTimeoutOrCancelledError) as exc:
                 # temporalio reports a cancelled wait for an update as the latter
@@ -588,13 +596,14 @@ class RemoteGraph(RunnableGraph):
         with contextlib.suppress(RPCError, WorkflowUpdateFailedError):
             await handle.execute_update("cancel_run", args=[run_id, "interrupt"])
 
-    async def _adopt(self, tid: str) -> None:
+    async def _adopt(self, tid: str, record: Mapping[str, Any] | None = None) -> None:
         """The thread is a record made before its first run (`POST /threads`): ask it to
         become this graph's thread (it continues as new as its GraphWorkflow), and wait
         until it has. A record of an earlier version completes by itself instead."""
         handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(tid))
         with contextlib.suppress(RPCError):  # closed already: the call goes on as usual
-            await handle.signal("adopt", self._start_request(tid, None))
+            await handle.signal("adopt", args=[self.start_request(tid, None),
+                                               self._memo({}, record)["metadata"]])
         deadline = asyncio.get_running_loop().time() + RECORD_CLOSE_TIMEOUT
         while asyncio.get_running_loop().time() < deadline:
             try:
@@ -722,8 +731,10 @@ class RemoteGraph(RunnableGraph):
                           runs: list[dict[str, Any]] | None = None,
                           background: bool = False) -> Any:
         """Send `update`, starting the thread's workflow (seeded) if none is running."""
+        if seed is None and self.gc.default_ttl is not None:
+            memo = {**(memo or {}), "ttl": self.gc.default_ttl.model_dump()}
         op: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
-            "GraphWorkflow", self._start_request(tid, seed, runs),
+            "GraphWorkflow", self.start_request(tid, seed, runs),
             id=self.gc.workflow_id(tid), task_queue=self.gc.task_queue, memo=memo,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING, id_reuse_policy=reuse,
             search_attributes=self.gc.thread_attributes(
@@ -745,9 +756,13 @@ class RemoteGraph(RunnableGraph):
                 await op.workflow_handle()  # the start's own copy of the error: consume it
             raise
 
-    def _start_request(self, tid: str, seed: dict[str, Any] | None,
-                       runs: list[dict[str, Any]] | None = None) -> StartRequest:
+    def start_request(self, tid: str, seed: dict[str, Any] | None,
+                      runs: list[dict[str, Any]] | None = None) -> StartRequest:
+        """The GraphWorkflow input of thread `tid`: new (`seed` None) or seeded with a
+        thread's checkpoints (and its run records)."""
+        ttl = self.gc.default_ttl if seed is None else None  # a new thread's
         return StartRequest(graph=self.name, thread_id=tid, thread=seed,
+                            ttl=None if ttl is None else ttl.model_dump(),
                             max_history=self.gc.max_history,
                             history_event_limit=self.gc.history_event_limit,
                             search_attributes=self.gc.search_attributes,

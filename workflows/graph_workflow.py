@@ -1089,6 +1089,8 @@ class GraphWorkflow:
             return
         self._ttl, self._expires_at, self._rearm = given, "", True
         self._refresh_ttl()
+        # The API reads it there (refresh on read) without a query.
+        workflow.upsert_memo({"ttl": None if self._ttl is None else self._ttl.model_dump()})
 
     @workflow.signal
     def touch(self) -> None:

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 with workflow.unsafe.imports_passed_through():
     from graphrun import lifetime, visibility
@@ -31,6 +32,7 @@ class ThreadRecord:
     def __init__(self, start: RecordStart | None = None) -> None:
         self._start = start or RecordStart()
         self._adopted: StartRequest | None = None
+        self._stamp: dict[str, Any] = {}
         self._ttl = _ttl(self._start.ttl)
         self._expires_at = self._start.expires_at
         self._rearm = False
@@ -61,23 +63,44 @@ class ThreadRecord:
             await workflow.wait_condition(workflow.all_handlers_finished)
             if self._adopted is not None:
                 # The thread's first run: the same chain goes on as its GraphWorkflow,
-                # with this record's memo, search attributes, TTL and metadata keys.
-                workflow.continue_as_new(workflow="GraphWorkflow", args=[
-                    self._adopted.model_copy(update={
+                # with this record's metadata (stamped with the graph, as a run's start
+                # stamps it), search attributes, TTL and metadata keys.
+                current = workflow.memo_value("metadata", default={}) or {}
+                metadata = {**self._stamp, **current}
+                memo: dict[str, Any] = {"metadata": metadata}
+                if self._ttl is not None:
+                    memo["ttl"] = self._ttl.model_dump()
+                workflow.continue_as_new(
+                    workflow="GraphWorkflow", args=[self._adopted.model_copy(update={
                         "ttl": None if self._ttl is None else self._ttl.model_dump(),
                         "expires_at": self._expires_at,
-                        "index_metadata": self._start.index_metadata, "keep": True})])
+                        "index_metadata": self._start.index_metadata, "keep": True})],
+                    memo=memo, search_attributes=self._attributes(metadata))
             if workflow.info().is_continue_as_new_suggested():
                 workflow.continue_as_new(self._start.model_copy(update={
                     "ttl": None if self._ttl is None else self._ttl.model_dump(),
                     "expires_at": self._expires_at}))
 
     @workflow.signal
-    def adopt(self, req: StartRequest) -> None:
+    def adopt(self, req: StartRequest, stamp: dict[str, Any] | None = None) -> None:
         """The thread's first run is here: become its GraphWorkflow (the first adopter's
-        graph wins; a second adopter's call then reaches that GraphWorkflow)."""
+        graph wins; a second adopter's call then reaches that GraphWorkflow). `stamp`:
+        metadata the run adds where the thread has none (its graph and assistant)."""
         if self._adopted is None:
             self._adopted = req
+            self._stamp = dict(stamp or {})
+
+    def _attributes(self, metadata: dict[str, Any]) -> TypedSearchAttributes:
+        """The record's search attributes, with the adopter's graph and metadata."""
+        have = workflow.info().typed_search_attributes
+        if not self._start.search_attributes or self._adopted is None:
+            return have
+        names = (visibility.GRAPH_NAME.name, visibility.METADATA.name)
+        return TypedSearchAttributes([
+            *(p for p in have if p.key.name not in names),
+            SearchAttributePair(visibility.GRAPH_NAME, self._adopted.graph),
+            SearchAttributePair(visibility.METADATA, visibility.metadata_entries(
+                metadata, self._start.index_metadata))])
 
     @workflow.signal
     def set_metadata(self, metadata: Any) -> None:
@@ -107,6 +130,8 @@ class ThreadRecord:
             return
         self._expires_at, self._rearm = "", True
         self._refresh_ttl()
+        # The API reads it there (refresh on read) without a query.
+        workflow.upsert_memo({"ttl": None if self._ttl is None else self._ttl.model_dump()})
 
     @workflow.signal
     def touch(self) -> None:

@@ -71,7 +71,7 @@ router = APIRouter(tags=["protocol"])
 RUN_MODES = ["values", "updates", "custom", "tasks", "messages-tuple"]
 RUN_OPTIONS = {"messages_v2": True, "callbacks": "runs"}
 KEEP = 20_000  # events a feed keeps for replay
-LINGER = 30.0  # seconds a feed nobody reads stays, for the reader a run.start announces
+LINGER = 30.0  # seconds a feed nobody reads stays: a reader back soon finds it caught up
 KEEPALIVE = 15.0  # seconds between SSE comments on an idle stream
 IDLE_POLL = 0.25  # seconds between looks for a thread's next workflow run
 _DIRECT = {"values", "updates", "messages", "tools", "lifecycle", "tasks", "checkpoints"}
@@ -445,7 +445,10 @@ async def _applied_through(conn: HTTPConnection, thread_id: str) -> int:
     wf_run, end = await _position(conn.app.state.server, thread_id)
     if wf_run is None:
         return 0
-    origin = await hub(conn).origin(thread_id, wf_run)
+    try:
+        origin = await hub(conn).origin(thread_id, wf_run)
+    except NotFound:  # the run ended and went meanwhile: no promise then
+        return 0
     return origin.seq(max(end, origin.first), 0) - 1
 
 
@@ -735,8 +738,8 @@ class Feed:
         if rid not in self.runs:
             self.runs[rid] = _Run(graph.name)
             self.latest, self.latest_first = rid, origin.seq(offset, 0)
-            out.append((f"{rid}:start", "lifecycle", (),
-                        {"event": "started", **({"graph_name": graph.name} if graph.name else {})}))
+            named = {"graph_name": graph.name} if graph.name else {}
+            out.append((f"{rid}:start", "lifecycle", (), {"event": "started", **named}))
         if ending is not None:
             self.ended.add(rid)
             ends = self._closing(self.runs.pop(rid), *ending)

@@ -25,11 +25,9 @@ from temporalio.client import (
     WorkflowExecution,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
-    WorkflowHandle,
     WorkflowQueryFailedError,
 )
 from temporalio.common import (
-    SearchAttributePair,
     TypedSearchAttributes,
     WorkflowIDReusePolicy,
 )
@@ -38,19 +36,17 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from graphrun import errors
 from graphrun.client import GRAPH_NAME, GRAPH_STATUS, GraphClient, ThreadInfo, _quote
-from graphrun.payloads import StartRequest, ThreadResult
+from graphrun.lifetime import ThreadTTL
 from graphrun.server import shapes
 from graphrun.server.context import Conflict, NotFound, Unavailable
 from graphrun.types import StateSnapshot
+from graphrun.visibility import CREATED_AT, UPDATED_AT
 
 router = APIRouter(tags=["threads"])
 
 THREAD_RECORD = "ThreadRecord"  # workflows/thread_record.py
 GRAPH_WORKFLOW = "GraphWorkflow"
 THREAD_TYPES = f"WorkflowType IN ('{GRAPH_WORKFLOW}', '{THREAD_RECORD}')"
-# How long POST /threads waits for its record to complete. Past it the record still
-# exists (its worker is down) and completes when a worker polls.
-SETTLE_SECONDS = 10.0
 SEARCH_SCAN = 1_000  # threads a search ranks at most: visibility cannot sort by them
 COUNT_SCAN = 10_000  # threads a count looks at, at most
 BATCH = 100  # runs per visibility query
@@ -67,10 +63,17 @@ class ThreadCreate(BaseModel):
     if_exists: Literal["raise", "do_nothing"] = "raise"
     graph_id: str | None = None
     supersteps: list[Any] | None = None
+    ttl: ThreadTTL | None = None
 
 
 class ThreadPatch(BaseModel):
     metadata: dict[str, Any] = {}
+    ttl: ThreadTTL | None = None
+
+
+class ThreadPrune(BaseModel):
+    thread_ids: list[str]
+    strategy: Literal["delete", "keep_latest"] = "delete"
 
 
 class ThreadCount(BaseModel):
@@ -149,8 +152,31 @@ def _graph_status(run: WorkflowExecution) -> str:
     return status
 
 
+def _created_at(run: WorkflowExecution) -> datetime:
+    """When the thread was created: its index says (continue-as-new keeps it); a run
+    started before threads kept it, its start."""
+    created: datetime | None = run.typed_search_attributes.get(CREATED_AT)
+    return created or run.start_time
+
+
 def _updated_at(run: WorkflowExecution) -> datetime:
-    return run.close_time or run.execution_time or run.start_time
+    updated: datetime | None = run.typed_search_attributes.get(UPDATED_AT)
+    return updated or run.close_time or run.execution_time or run.start_time
+
+
+async def _touch(server: Any, run: WorkflowExecution) -> None:
+    """A read of a thread with a TTL starts its TTL again (LangGraph's refresh on read),
+    unless the server was told not to (langgraph.json `checkpointer.ttl.refresh_on_read`)."""
+    if not getattr(server, "refresh_on_read", True) or run.status != \
+            WorkflowExecutionStatus.RUNNING:
+        return
+    try:
+        ttl = (await run.memo()).get("ttl")
+    except Exception:  # a memo this API cannot decode
+        return
+    if ttl:
+        with contextlib.suppress(RPCError):  # deleted meanwhile
+            await server.gc.client.get_workflow_handle(run.id).signal("touch")
 
 
 async def read(server: Any, thread_id: str, *, listed: bool = False,
@@ -162,10 +188,12 @@ async def read(server: Any, thread_id: str, *, listed: bool = False,
     desc = await describe(server.gc, thread_id)
     if metadata is None:
         metadata = await metadata_of(desc)
+    if not listed:
+        await _touch(server, desc)
     graph_id = _graph_of(desc, metadata)
     snap = None if _is_record(desc) else await _snapshot(server, thread_id, graph_id, listed)
     shown = shapes.thread(thread_id, graph_id=graph_id, status=_graph_status(desc),
-                          created_at=desc.start_time, updated_at=_updated_at(desc), snap=snap)
+                          created_at=_created_at(desc), updated_at=_updated_at(desc), snap=snap)
     return {**shown, "metadata": metadata}
 
 
@@ -207,40 +235,9 @@ def _checkpoint(checkpoint_id: str | None, checkpoint: dict[str, Any] | None
 
 
 # -- starting runs that carry a thread's metadata ------------------------------------
-def _attributes(gc: GraphClient, graph_id: str | None, status: str
-                ) -> TypedSearchAttributes | None:
-    if not gc.search_attributes:
-        return None
-    pairs = [SearchAttributePair(GRAPH_STATUS, status)]
-    if graph_id:
-        pairs.append(SearchAttributePair(GRAPH_NAME, graph_id))
-    return TypedSearchAttributes(pairs)
-
-
-async def _start_record(gc: GraphClient, thread_id: str, metadata: dict[str, Any],
-                        reuse: WorkflowIDReusePolicy) -> None:
-    """Start the thread's ThreadRecord and wait (bounded) for it to complete: a run
-    right after must find it closed, since an open one takes no invocation."""
-    graph_id = metadata.get("graph_id")
-    handle: WorkflowHandle[Any, Any] = await gc.client.start_workflow(
-        THREAD_RECORD, id=gc.workflow_id(thread_id), task_queue=gc.task_queue,
-        memo={"metadata": metadata}, id_reuse_policy=reuse,
-        search_attributes=_attributes(gc, graph_id if isinstance(graph_id, str) else None,
-                                      "done"))
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(handle.result(), SETTLE_SECONDS)
-
-
-def _start_request(gc: GraphClient, graph_id: str, thread_id: str,
-                   seed: dict[str, Any] | None, runs: list[dict[str, Any]] | None = None
-                   ) -> StartRequest:
-    """A GraphWorkflow seeded with a thread (and its run records), as RemoteGraph seeds
-    a finished one: with nothing to run it closes at once, the thread's latest run."""
-    return StartRequest(graph=graph_id, thread_id=thread_id, thread=seed,
-                        max_history=gc.max_history,
-                        history_event_limit=gc.history_event_limit,
-                        search_attributes=gc.search_attributes,
-                        upsert_changes_only=gc.search_attributes, runs=runs or [])
+def _attributes(gc: GraphClient, graph_id: str | None, status: str,
+                metadata: Mapping[str, Any] | None = None) -> TypedSearchAttributes | None:
+    return gc.thread_attributes(graph_id, status, metadata)
 
 
 async def _thread_of(gc: GraphClient, run: WorkflowExecution) -> dict[str, Any] | None:
@@ -251,15 +248,6 @@ async def _thread_of(gc: GraphClient, run: WorkflowExecution) -> dict[str, Any] 
     handle = gc.client.get_workflow_handle(run.id, run_id=run.run_id)
     thread: dict[str, Any] | None = await handle.query("thread")
     return thread
-
-
-async def _runs_of(gc: GraphClient, run: WorkflowExecution) -> list[dict[str, Any]]:
-    """The run records a completed run hands on to the thread's next run."""
-    if run.status != WorkflowExecutionStatus.COMPLETED:
-        return []
-    result: ThreadResult = await gc.client.get_workflow_handle(
-        run.id, run_id=run.run_id, result_type=ThreadResult).result()
-    return list(result.runs)
 
 
 def _needs_graph(run: WorkflowExecution, metadata: Mapping[str, Any]) -> str:
@@ -283,8 +271,7 @@ async def create(body: ThreadCreate, request: Request) -> dict[str, Any]:
         metadata.setdefault("graph_id", body.graph_id)
     try:
         # Refused if any run of this id exists: the id is taken, whatever ran there.
-        await _start_record(server.gc, thread_id, metadata,
-                            WorkflowIDReusePolicy.REJECT_DUPLICATE)
+        await server.gc.create_thread(thread_id, metadata=metadata, ttl=body.ttl)
     except WorkflowAlreadyStartedError:
         if body.if_exists == "do_nothing":
             return await read(server, thread_id)
@@ -306,7 +293,10 @@ async def patch(thread_id: str, body: ThreadPatch, request: Request) -> dict[str
         desc = await describe(server.gc, thread_id)
         merged = {**await metadata_of(desc), **body.metadata}
         try:
-            await _set_metadata(server.gc, thread_id, desc, body.metadata, merged)
+            await _set_metadata(server.gc, thread_id, desc, body.metadata)
+            if body.ttl is not None:
+                await server.gc.client.get_workflow_handle(desc.id).signal(
+                    "set_ttl", body.ttl.model_dump())
         except WorkflowAlreadyStartedError:
             continue
         except RPCError as exc:
@@ -318,23 +308,12 @@ async def patch(thread_id: str, body: ThreadPatch, request: Request) -> dict[str
 
 
 async def _set_metadata(gc: GraphClient, thread_id: str, run: WorkflowExecutionDescription,
-                        change: dict[str, Any], merged: dict[str, Any]) -> None:
-    if _is_record(run):
-        await _start_record(gc, thread_id, merged, WorkflowIDReusePolicy.ALLOW_DUPLICATE)
-        return
-    handle = gc.client.get_workflow_handle(run.id)
-    if run.status == WorkflowExecutionStatus.RUNNING:
-        await handle.signal("set_metadata", change)
-        return
-    graph_id = _needs_graph(run, merged)
-    # Signal-with-start: a run that started meanwhile takes the signal instead.
-    await gc.client.start_workflow(
-        GRAPH_WORKFLOW, _start_request(gc, graph_id, thread_id, await _thread_of(gc, run),
-                                       await _runs_of(gc, run)),
-        id=run.id, task_queue=gc.task_queue, memo={"metadata": merged},
-        search_attributes=_attributes(gc, graph_id, _graph_status(run)),
-        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-        start_signal="set_metadata", start_signal_args=[change])
+                        change: dict[str, Any]) -> None:
+    """The open thread (or record) takes the change by signal; a thread an earlier
+    version closed is reopened first (`graphrun migrate` reopens them all)."""
+    if run.status != WorkflowExecutionStatus.RUNNING:
+        await gc.reopen(thread_id)
+    await gc.client.get_workflow_handle(run.id).signal("set_metadata", change)
 
 
 @router.post("/threads/{thread_id}/copy")
@@ -346,16 +325,16 @@ async def copy(thread_id: str, request: Request) -> dict[str, Any]:
     metadata = await metadata_of(source)
     new_id = str(uuid.uuid4())
     if _is_record(source):
-        await _start_record(gc, new_id, metadata, WorkflowIDReusePolicy.REJECT_DUPLICATE)
+        await gc.create_thread(new_id, metadata=metadata)
         return await read(server, new_id)
     graph_id = _needs_graph(source, metadata)
     seed = await _thread_of(gc, source)  # its state history; its runs stay its own
     if seed is not None:
         seed = {**seed, "thread_id": new_id}  # its snapshots' configs name the thread
     await gc.client.start_workflow(
-        GRAPH_WORKFLOW, _start_request(gc, graph_id, new_id, seed), id=gc.workflow_id(new_id),
+        GRAPH_WORKFLOW, gc.graph(graph_id).start_request(new_id, seed), id=gc.workflow_id(new_id),
         task_queue=gc.task_queue, memo={"metadata": metadata},
-        search_attributes=_attributes(gc, graph_id, "done"),
+        search_attributes=_attributes(gc, graph_id, "done", metadata),
         id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
     return await read(server, new_id)
 
@@ -367,27 +346,34 @@ async def delete(thread_id: str, request: Request) -> Response:
     goes once its close is visible (`history.transferProcessorEnsureCloseBeforeDelete`),
     about half a minute later on a stock dev server."""
     gc = request.app.state.server.gc
-    latest = await describe(gc, thread_id)
-    await _delete_run(gc, latest.id, latest.run_id)
-    query = f"{THREAD_TYPES} AND WorkflowId = {_quote(latest.id)}"
-    async for run in gc.client.list_workflows(query):
-        if run.run_id != latest.run_id:
-            await _delete_run(gc, run.id, run.run_id)
+    await describe(gc, thread_id)  # 404 for a thread that is not there
+    await gc.delete_thread(thread_id)
     return Response(status_code=204)
 
 
-async def _delete_run(gc: GraphClient, workflow_id: str, run_id: str | None) -> None:
-    from temporalio.api.common.v1 import WorkflowExecution as Execution
-    from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
+@router.post("/threads/prune")
+async def prune(body: ThreadPrune, request: Request) -> dict[str, int]:
+    """`delete`: the threads go, as DELETE each; `keep_latest`: each keeps only its
+    latest checkpoint. Threads not found are skipped; the count is of those pruned."""
+    gc = request.app.state.server.gc
+    sem = asyncio.Semaphore(16)
 
-    try:
-        await gc.client.workflow_service.delete_workflow_execution(
-            DeleteWorkflowExecutionRequest(
-                namespace=gc.client.namespace,
-                workflow_execution=Execution(workflow_id=workflow_id, run_id=run_id or "")))
-    except RPCError as exc:
-        if exc.status != RPCStatusCode.NOT_FOUND:  # deleted already (visibility lags)
-            raise
+    async def one(thread_id: str) -> bool:
+        async with sem:
+            if body.strategy == "delete":
+                return bool(await gc.delete_thread(thread_id))
+            try:
+                run = await describe(gc, thread_id)
+            except NotFound:
+                return False
+            if _is_record(run) or run.status != WorkflowExecutionStatus.RUNNING:
+                return True  # nothing but its latest state to keep
+            await gc.client.get_workflow_handle(run.id).execute_update(
+                "prune", "keep_latest")
+            return True
+
+    done = await asyncio.gather(*(one(t) for t in dict.fromkeys(body.thread_ids)))
+    return {"pruned_count": sum(done)}
 
 
 # -- search and count ---------------------------------------------------------------------

@@ -287,8 +287,10 @@ async def test_reader_waiting_before_the_first_run(replicas: tuple[str, str]) ->
     """A thread made before its first run (POST /threads): a reader on B waits from
     before the run A starts, and gets it whole, as A numbers it."""
     a, b = replicas
-    async with httpx.AsyncClient(base_url=a) as http:
-        tid = (await http.post("/threads", json={})).json()["thread_id"]
+    async with httpx.AsyncClient(base_url=a, timeout=30.0) as http:
+        made = await http.post("/threads", json={})
+        assert made.status_code == 200, made.text
+        tid = made.json()["thread_id"]
     waiting = asyncio.ensure_future(_read(b, tid, EVERYTHING, _root("completed")))
     await asyncio.sleep(1.0)  # B's feed has begun, on a thread with no run yet
     assert not waiting.done()
