@@ -964,6 +964,21 @@ def _graphs(args: argparse.Namespace, *, default_config: bool = False) -> dict[s
     return graphs
 
 
+def _thread_ttl(args: argparse.Namespace, gc: Any) -> bool:
+    """langgraph.json's checkpointer.ttl onto the API's client; whether reads refresh."""
+    config = args.config or ("langgraph.json" if not args.graph
+                             and os.path.exists("langgraph.json") else None)
+    if not config:
+        return True
+    from graphrun.server.config import ConfigError, thread_ttl
+
+    try:
+        gc.default_ttl, refresh = thread_ttl(config)
+    except ConfigError as exc:
+        raise CLIError(f"--config {config}: {exc}", 2) from None
+    return refresh
+
+
 async def cmd_serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
@@ -978,7 +993,8 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     await _require_setup(gc)
     app = build_app(gc, graphs, cors_origins=args.cors_origin or (),
                     store=load_store(args.store) if args.store else None,
-                    check_search_attributes=False)  # checked just above
+                    check_search_attributes=False,  # checked just above
+                    refresh_on_read=_thread_ttl(args, gc))
     _print([f"graphrun serve on http://{args.host}:{args.port} (Temporal {conn.address}, "
             f"task queue {conn.task_queue})", f"graphs: {', '.join(sorted(graphs))}",
             "the graphs run on workers: graphrun worker --config/--graph"])
@@ -1148,7 +1164,8 @@ async def cmd_dev(args: argparse.Namespace) -> int:
         if payload_dir and payload_dir != _payload_dir_env():
             # Other commands read a large state from the same files.
             lines.append(f"export GRAPHRUN_PAYLOAD_DIR={payload_dir}")
-        api = None if args.no_api else _api(gc, graphs, args.api_port, lines)
+        api = None if args.no_api else _api(gc, graphs, args.api_port, lines,
+                                            refresh_on_read=_thread_ttl(args, gc))
         lines.append("ready; Ctrl-C to stop")
         _print(lines)
         try:
@@ -1163,7 +1180,8 @@ async def cmd_dev(args: argparse.Namespace) -> int:
     return 0
 
 
-def _api(gc: Any, graphs: Mapping[str, Any], port: int, lines: list[str]) -> Any:
+def _api(gc: Any, graphs: Mapping[str, Any], port: int, lines: list[str], *,
+         refresh_on_read: bool = True) -> Any:
     """The LangGraph Server API next to the dev worker, if the server extra is there."""
     try:
         import uvicorn
@@ -1172,7 +1190,7 @@ def _api(gc: Any, graphs: Mapping[str, Any], port: int, lines: list[str]) -> Any
     except ImportError:
         lines.append("LangGraph Server API: off (pip install 'graphrun[server]')")
         return None
-    app = build_app(gc, graphs, cors_localhost=True)
+    app = build_app(gc, graphs, cors_localhost=True, refresh_on_read=refresh_on_read)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
                                            log_level="warning", lifespan="off",
                                            timeout_keep_alive=KEEP_ALIVE_SECONDS))

@@ -56,7 +56,8 @@ async def _require_setup(gc: GraphClient | None) -> None:
 def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
               api_keys: Sequence[str] | None = None,
               cors_origins: Sequence[str] = (), cors_localhost: bool = False,
-              store: Any = None, check_search_attributes: bool = True) -> FastAPI:
+              store: Any = None, check_search_attributes: bool = True,
+              refresh_on_read: bool = True) -> FastAPI:
     """The LangGraph Server API for `graphs` (graph id -> compiled graph) on `gc`'s Temporal.
 
     `api_keys` (default: `GRAPHRUN_API_KEY`, comma-separated): every route but `/ok`
@@ -67,10 +68,13 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     namespace has graphrun's search attributes and fails with `SetupError` naming
     `graphrun setup` if not; `check_search_attributes=False` skips that (it is skipped
     too when `gc` keeps none: `GraphClient(search_attributes=False)`).
+    `refresh_on_read`: reading a thread that has a TTL starts its TTL again (LangGraph's
+    `checkpointer.ttl.refresh_on_read`); the TTL of new threads is `gc.default_ttl`.
     """
     app = FastAPI(title="graphrun", description="The LangGraph Server API, served from "
                   "Temporal by graphrun.", version="0.1.0", lifespan=_lifespan)
     app.state.server = Server(gc, graphs)
+    app.state.server.refresh_on_read = refresh_on_read
     app.state.check_search_attributes = check_search_attributes
     app.state.store = store
     keys = [k.strip() for k in (api_keys if api_keys is not None else

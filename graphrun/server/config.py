@@ -39,6 +39,36 @@ def load_config(path: str | Path) -> dict[str, Any]:
     return graphs
 
 
+def thread_ttl(path: str | Path) -> tuple[Any, bool]:
+    """langgraph.json's `checkpointer.ttl`: the TTL of the threads the API creates
+    (`default_ttl` minutes, `strategy` "delete") and whether a read refreshes it
+    (`refresh_on_read`, default true). `sweep_interval_minutes` has no use here: each
+    thread's own durable timer deletes it on time, so it is named in a warning."""
+    import warnings
+
+    from graphrun.lifetime import ThreadTTL
+
+    file = Path(path)
+    try:
+        config = json.loads(file.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{file}: cannot read it as JSON: {exc}") from None
+    ttl = ((config.get("checkpointer") or {}).get("ttl") or {}) if isinstance(config, dict) \
+        else {}
+    if not isinstance(ttl, dict):
+        raise ConfigError(f"{file}: checkpointer.ttl must be an object")
+    if "sweep_interval_minutes" in ttl:
+        warnings.warn(f"{file}: checkpointer.ttl.sweep_interval_minutes is not used: each "
+                      f"thread's TTL is a durable timer of its own", stacklevel=2)
+    default = ttl.get("default_ttl")
+    try:
+        chosen = None if default is None else ThreadTTL(
+            strategy=ttl.get("strategy", "delete"), ttl=default)
+    except ValueError as exc:
+        raise ConfigError(f"{file}: checkpointer.ttl: {exc}") from None
+    return chosen, bool(ttl.get("refresh_on_read", True))
+
+
 def _is_factory(obj: Any) -> bool:
     """A function that makes the graph (LangGraph's server allows one), not a graph."""
     from graphrun.bridge import is_langgraph

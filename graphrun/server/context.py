@@ -31,6 +31,7 @@ class Server:
         self.gc = gc
         self.graphs = dict(graphs)
         self.started = datetime.now(UTC).isoformat()
+        self.refresh_on_read = True  # a read of a thread with a TTL starts it again
 
     def graph_of(self, assistant: str) -> str:
         """The graph an `assistant_id` names: a graph id or its default assistant's id."""
