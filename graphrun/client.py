@@ -320,7 +320,8 @@ class GraphClient:
         graph = metadata.get("graph_id")
         ttl = ttl or self.default_ttl
         await self.client.start_workflow(
-            "ThreadRecord", RecordStart(ttl=None if ttl is None else ttl.model_dump(),
+            "ThreadRecord", RecordStart(thread_id=thread_id,
+                                        ttl=None if ttl is None else ttl.model_dump(),
                                         index_metadata=self.index_metadata,
                                         search_attributes=self.search_attributes),
             id=self.workflow_id(thread_id), task_queue=self.task_queue,
@@ -371,7 +372,8 @@ class GraphClient:
             if desc.workflow_type == "ThreadRecord":
                 graph = metadata.get("graph_id")
                 await self.client.start_workflow(
-                    "ThreadRecord", RecordStart(index_metadata=self.index_metadata,
+                    "ThreadRecord", RecordStart(thread_id=thread_id,
+                                                index_metadata=self.index_metadata,
                                                 search_attributes=self.search_attributes),
                     id=handle.id, task_queue=self.task_queue, memo={"metadata": metadata},
                     id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,

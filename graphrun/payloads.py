@@ -193,6 +193,7 @@ class StartRequest(_Wire):
 class RecordStart(_Wire):
     """ThreadRecord's input: a thread made before its first run (POST /threads)."""
 
+    thread_id: str = ""  # its snapshots' configs name it (the workflow id, without a prefix)
     ttl: dict[str, Any] | None = None
     expires_at: str = ""
     index_metadata: list[str] | None = None

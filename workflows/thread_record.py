@@ -142,6 +142,24 @@ class ThreadRecord:
     def expires_at(self) -> str:
         return self._expires_at
 
+    # A thread not run yet reads as empty, as GraphWorkflow's queries answer it.
+    @workflow.query
+    def get_state(self, checkpoint_id: str | None = None, subgraphs: bool = False,
+                  subgraph: dict[str, Any] | None = None) -> dict[str, Any]:
+        thread_id = self._start.thread_id or workflow.info().workflow_id
+        return {"values": {}, "next": [], "config": {"configurable": {"thread_id": thread_id}},
+                "metadata": None, "created_at": None, "parent_config": None, "tasks": [],
+                "interrupts": [], "status": "done", "refused": []}
+
+    @workflow.query
+    def get_state_history(self, limit: int | None = None, before: str | None = None,
+                          subgraph: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        return []
+
+    @workflow.query
+    def pending_interrupts(self) -> list[dict[str, Any]]:
+        return []
+
     def _refresh_ttl(self) -> None:
         self._expires_at = lifetime.expiry(self._ttl, workflow.now())
 
