@@ -342,7 +342,9 @@ class GraphWorkflow:
 
     async def _delete_thread(self) -> None:
         """The TTL ended: delete every execution of the thread, this one too (a
-        workflow cannot delete itself; the `delete_thread` activity can)."""
+        workflow cannot delete itself; the `delete_thread` activity can). On a server
+        that cannot delete (the time-skipping one) the activity says so and the run
+        ends."""
         workflow.logger.info("thread %s: its TTL ended; deleting it", self._thread.thread_id)
         self._stream.detach_pollers()
         await workflow.execute_activity(

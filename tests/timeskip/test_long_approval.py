@@ -85,3 +85,40 @@ async def test_interrupt_deadline_without_default_marks_the_thread_failed(
         # The question is still pending: a late answer is still accepted.
         final = await remote.ainvoke(Command(resume=True), config)
         assert final["status"] == "paid"
+
+
+async def test_a_thread_with_a_ttl_lives_for_days_then_goes(time_skipping_env: Any) -> None:
+    """A thread with a 3-day TTL answered after two days (which starts it again) is
+    deleted three days after that answer, not before."""
+    from temporalio.client import WorkflowExecutionStatus
+    from temporalio.service import RPCError, RPCStatusCode
+
+    from graphrun.lifetime import ThreadTTL
+
+    env = time_skipping_env
+    queue = f"tq-{uuid.uuid4()}"
+    thread = f"order-{uuid.uuid4().hex[:8]}"
+    config = {"configurable": {"thread_id": thread}}
+    async with create_worker(env.client, {purchase.NAME: purchase.graph}, task_queue=queue):
+        gc = GraphClient(env.client, task_queue=queue, search_attributes=False,
+                         default_ttl=ThreadTTL(ttl=3 * 24 * 60))
+        remote = gc.graph(purchase.NAME)
+        await remote.ainvoke({"item": "GPU", "amount": 96.0, "status": "pending"}, config)
+        await env.sleep(timedelta(days=2))
+        assert (await remote.ainvoke(Command(resume=True), config))["status"] == "charged"
+        await env.sleep(timedelta(days=2))
+        assert (await remote.aget_state(config)).values["status"] == "charged"
+        await env.sleep(timedelta(days=1, hours=1))
+        # The test server cannot delete executions (a real one does: test_thread_life):
+        # there the thread's workflow ends instead.
+        handle = env.client.get_workflow_handle(thread)
+        for _ in range(100):
+            try:
+                if (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED:
+                    break
+            except RPCError as exc:
+                assert exc.status == RPCStatusCode.NOT_FOUND
+                break
+            await env.sleep(timedelta(minutes=1))
+        else:
+            raise AssertionError("the thread outlived its TTL")
