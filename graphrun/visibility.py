@@ -47,10 +47,15 @@ SEARCH_ATTRIBUTES: dict[str, str] = {
 }
 """Name -> kind of every search attribute graphrun writes (`graphrun setup` registers them)."""
 
-# An entry longer than this is kept as its key and a hash of its value: equality still
-# matches, and the list stays within the server's size limit for one value (2 KiB).
+# An entry longer than this is kept as a hash: equality still matches, and the list
+# stays within the server's size limit for one value (2 KiB).
 MAX_PLAIN_ENTRY = 64
 MAX_ENTRIES_BYTES = 1_800
+# Characters an entry never holds as text: SQL visibility fails a query on a double
+# quote (SQLite: "unterminated string") and never matches a backslash; the others
+# would make `path:value` ambiguous.
+_UNSAFE_VALUE = frozenset('"\\')
+_UNSAFE_PATH = frozenset('"\\:=#')
 
 
 def _canonical(value: Any) -> str:
@@ -60,10 +65,15 @@ def _canonical(value: Any) -> str:
 
 def entry(path: str, value: Any) -> str:
     """The index entry of `path` (a top-level key, or `key.sub` for a nested one) equal
-    to `value`: `path=<JSON>`, or `path#<hash of the JSON>` when that is long."""
+    to `value`, readable in the Web UI where it can be: `path:text` for a string,
+    `path=<JSON>` for a number, a boolean or null; `path#<hash>` for the rest (lists,
+    objects, long values, quotes), and `#<hash>` for a path with `:`, `=` or `#` in it.
+    Two entries are equal exactly when path and value are (up to a hash collision)."""
     text = _canonical(value)
-    plain = f"{path}={text}"
-    if len(plain) <= MAX_PLAIN_ENTRY:
+    if _UNSAFE_PATH & set(path):
+        return "#" + xxh3_64_hexdigest(f"{path}\x00{text}".encode())
+    plain = f"{path}:{value}" if isinstance(value, str) else f"{path}={text}"
+    if len(plain) <= MAX_PLAIN_ENTRY and not _UNSAFE_VALUE & set(plain):
         return plain
     return f"{path}#{xxh3_64_hexdigest(text.encode())}"
 
@@ -184,16 +194,27 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _ms(t: datetime) -> int:
-    """A Datetime as SQL visibility keeps it: milliseconds, rounded half up (SQLite)."""
-    us = (t if t.tzinfo else t.replace(tzinfo=UTC)) - _EPOCH
-    return (us // timedelta(microseconds=1) + 500) // 1000
+    """A Datetime as SQL visibility keeps it: in milliseconds, rounded half up, but never
+    up into the next second (SQLite's `%f`)."""
+    us = ((t if t.tzinfo else t.replace(tzinfo=UTC)) - _EPOCH) // timedelta(microseconds=1)
+    fraction = us % 1_000_000
+    return (us - fraction) // 1000 + min((fraction + 500) // 1000, 999)
 
 
 def _instant(x: int) -> str:
-    """The instant half a millisecond before millisecond `x`: a Datetime compares with it
-    alike on every store (SQLite compares its text of milliseconds; the others, times)."""
-    t = _EPOCH + timedelta(microseconds=x * 1000 - 500)
+    """The first instant whose Datetime keeps millisecond `x` or later: a Datetime compares
+    with it alike on every store (SQLite compares the text of its milliseconds, the others
+    times)."""
+    us = x * 1000 - (500 if x % 1000 else 0)
+    t = _EPOCH + timedelta(microseconds=us)
     return quote(t.isoformat(timespec="microseconds").replace("+00:00", "Z"))
+
+
+def stamp(t: datetime) -> datetime:
+    """`t` to the millisecond, as GraphCreatedAt / GraphUpdatedAt are best written: every
+    store then orders it alike (a time half a millisecond from one is rounded by SQLite
+    with a double, which may differ from the others by one millisecond)."""
+    return t.replace(microsecond=t.microsecond // 1000 * 1000)
 
 
 def _chr(c: int) -> str:

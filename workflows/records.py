@@ -22,6 +22,9 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 
+with workflow.unsafe.imports_passed_through():
+    from graphrun import visibility
+
 ASSISTANT_WORKFLOW = "AssistantRecord"
 CRON_WORKFLOW = "CronRun"
 CRON_ACTIVITY = "run_cron"
@@ -186,7 +189,13 @@ class AssistantRecord:
         current = self.current()
         workflow.upsert_memo({ASSISTANT_MEMO: current})
         if self._search_attributes:
-            workflow.upsert_search_attributes([GRAPH_NAME.value_set(current["graph_id"])])
+            # The same write, so a history from before these attributes replays as run;
+            # visibility then filters assistants by metadata (graphrun.visibility).
+            workflow.upsert_search_attributes([
+                GRAPH_NAME.value_set(current["graph_id"]),
+                visibility.UPDATED_AT.value_set(workflow.now()),
+                visibility.METADATA.value_set(visibility.metadata_entries(
+                    current.get("metadata") or {}))])
         return current
 
 

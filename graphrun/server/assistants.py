@@ -27,6 +27,7 @@ from temporalio.common import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from graphrun import visibility
 from graphrun.errors import GraphNotFoundError
 from graphrun.server import shapes
 from graphrun.server.context import Conflict, NotFound, Server
@@ -182,13 +183,21 @@ async def _record(server: Server, assistant_id: str) -> dict[str, Any] | None:
     return found
 
 
-async def _user_assistants(server: Server, graph_id: str | None) -> list[dict[str, Any]]:
-    """The user assistants of this deployment (its task queue), by visibility."""
+async def _user_assistants(server: Server, graph_id: str | None,
+                           metadata: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The user assistants of this deployment (its task queue) that visibility finds by
+    graph and metadata (each one's memo still decides: records from before the metadata
+    index have none)."""
     gc = server.gc
     clauses = [f"WorkflowType = '{ASSISTANT_WORKFLOW}'", "ExecutionStatus = 'Running'",
                f"TaskQueue = {_literal(gc.task_queue)}"]
     if graph_id and gc.search_attributes:
         clauses.append(f"GraphName = {_literal(graph_id)}")
+    if metadata and gc.search_attributes:
+        # Records from before the metadata index have none: listed, and their memo decides.
+        wanted = " AND ".join(f"GraphMetadata = {_literal(e)}"
+                              for e in visibility.filter_entries(metadata))
+        clauses.append(f"(({wanted}) OR GraphMetadata IS NULL)")
     prefix = _workflow_id(server, "")
     found = []
     async for wf in gc.client.list_workflows(" AND ".join(clauses)):
@@ -224,7 +233,7 @@ def _matches(a: dict[str, Any], q: AssistantCount) -> bool:
 
 async def _found(server: Server, q: AssistantCount) -> list[dict[str, Any]]:
     defaults = [shapes.assistant(g, DEFAULT_CREATED_AT) for g in sorted(server.graphs)]
-    users = await _user_assistants(server, q.graph_id)
+    users = await _user_assistants(server, q.graph_id, q.metadata)
     return [a for a in [*defaults, *users] if _matches(a, q)]
 
 
@@ -298,8 +307,20 @@ async def _start_record(server: Server, assistant: dict[str, Any]) -> None:
         id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,  # a deleted id may return
         memo={ASSISTANT_MEMO: assistant},
-        search_attributes=TypedSearchAttributes([SearchAttributePair(
-            GRAPH_NAME, assistant["graph_id"])]) if gc.search_attributes else None)
+        search_attributes=_attributes(gc, assistant))
+
+
+def _attributes(gc: Any, assistant: dict[str, Any]) -> TypedSearchAttributes | None:
+    """An assistant's graph, times and metadata entries (graphrun.visibility)."""
+    if not gc.search_attributes:
+        return None
+    created = datetime.fromisoformat(assistant["created_at"])
+    return TypedSearchAttributes([
+        SearchAttributePair(GRAPH_NAME, assistant["graph_id"]),
+        SearchAttributePair(visibility.CREATED_AT, created),
+        SearchAttributePair(visibility.UPDATED_AT, created),
+        SearchAttributePair(visibility.METADATA, visibility.metadata_entries(
+            assistant.get("metadata") or {}))])
 
 
 @router.get("/assistants/{assistant_id}")

@@ -121,7 +121,7 @@ async def test_threads_survive_retention_and_go_on(life: Any) -> None:
     desc = await gc.client.get_workflow_handle(created).describe()
     assert desc.workflow_type == "GraphWorkflow"
     assert (await desc.memo())["metadata"]["owner"] == "ops"
-    assert 'owner="ops"' in desc.typed_search_attributes.get(METADATA)
+    assert "owner:ops" in desc.typed_search_attributes.get(METADATA)
     assert desc.typed_search_attributes.get(CREATED_AT) is not None
     assert (await g.ainvoke(Command(resume=4), _cfg(created)))["log"] == ["d:4"]
 
