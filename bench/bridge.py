@@ -95,7 +95,6 @@ async def main() -> None:
                 tid = f"{name}-{uuid.uuid4().hex[:8]}"
                 out = await gc.graph(name).ainvoke(REQUEST, {"configurable": {"thread_id": tid}})
                 assert out["messages"][-1].content == f"{CALLS} items checked.", out
-                await client.get_workflow_handle(tid).result()
                 stats[name] = await history_stats(client, tid)
     for name, s in stats.items():
         top = ", ".join(f"{k}={v}" for k, v in s["bytes_by_type"].most_common(4))
