@@ -92,6 +92,11 @@ async def delete_executions(client: Any, workflow_id: str, *, terminate: bool = 
             return -1
         await client.get_workflow_handle(workflow_id).terminate("thread deleted")
         return 1
+    # Its externally stored payloads go with it (drivers that keep them per workflow).
+    from graphrun.storage import delete_payloads
+
+    await delete_payloads(client.data_converter.external_storage, client.namespace,
+                          workflow_id)
     return deleted
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,6 +37,7 @@ from temporalio.converter import (
     StorageDriverClaim,
     StorageDriverRetrieveContext,
     StorageDriverStoreContext,
+    StorageDriverWorkflowInfo,
 )
 
 __all__ = [
@@ -59,13 +61,17 @@ StorageLike = ExternalStorage | StorageDriver | Sequence[StorageDriver] | str | 
 
 
 class LocalDirectoryDriver(StorageDriver):
-    """Stores each payload in a file named by the SHA-256 of its bytes, under `path`.
+    """Stores each payload in a file named by the SHA-256 of its bytes, under `path`, in
+    a folder of the thread it belongs to (its workflow: `threads/<hash of namespace and
+    workflow id>/sha256/...`).
 
-    Content addressing makes a store idempotent (a retried task writes the same file)
-    and lets several threads, workers and dev servers share one directory. The claim
-    holds only the hash, not the path, so the directory can be moved. Files are never
-    deleted here: remove old ones yourself, by modification time, once older than the
-    longest a thread may stay paused plus the namespace's retention.
+    Content addressing makes a store idempotent (a retried task writes the same file).
+    The claim holds the hash and the thread's folder name, not the path, so the
+    directory can be moved. Deleting a thread (`GraphClient.delete_thread`, the API, its
+    TTL) deletes its folder (`delete_workflow`). Payloads stored by earlier versions sit
+    in `sha256/` at the top, shared by every thread: remove old ones yourself, by
+    modification time, once older than the longest a thread may stay paused plus the
+    namespace's retention.
 
     Args:
         path: the directory (created on first store).
@@ -86,12 +92,23 @@ class LocalDirectoryDriver(StorageDriver):
     def __repr__(self) -> str:
         return f"LocalDirectoryDriver({str(self.path)!r}, name={self._name!r})"
 
-    def _file(self, digest: str) -> Path:
-        return self.path / "sha256" / digest[:2] / digest
+    def _file(self, digest: str, scope: str = "") -> Path:
+        base = self.path / "threads" / scope if scope else self.path
+        return base / "sha256" / digest[:2] / digest
 
-    def _write(self, data: bytes) -> str:
+    @staticmethod
+    def scope(namespace: str, workflow_id: str) -> str:
+        """The folder name of a thread's payloads (hex: any workflow id is safe)."""
+        return hashlib.sha256(f"{namespace}\x00{workflow_id}".encode()).hexdigest()[:40]
+
+    async def delete_workflow(self, namespace: str, workflow_id: str) -> None:
+        """Delete every payload stored for the workflow (a deleted thread)."""
+        folder = self.path / "threads" / self.scope(namespace, workflow_id)
+        await asyncio.to_thread(shutil.rmtree, folder, True)
+
+    def _write(self, data: bytes, scope: str = "") -> str:
         digest = hashlib.sha256(data).hexdigest()
-        target = self._file(digest)
+        target = self._file(digest, scope)
         try:
             # Stored again (a retry, or continue-as-new carrying it): refresh its time, so
             # cleaning up by age never removes what a live thread still names.
@@ -113,11 +130,12 @@ class LocalDirectoryDriver(StorageDriver):
 
     def _read(self, claim: StorageDriverClaim) -> Payload:
         digest = claim.claim_data.get("hash_value", "")
+        scope = claim.claim_data.get("thread", "")
         if claim.claim_data.get("hash_algorithm") != "sha256" or len(digest) != 64 or \
-                not all(c in "0123456789abcdef" for c in digest):
+                not _hex(digest) or not (scope == "" or (len(scope) == 40 and _hex(scope))):
             raise ValueError(f"{self._name}: not a claim of this driver: {dict(claim.claim_data)}")
         try:
-            data = self._file(digest).read_bytes()
+            data = self._file(digest, scope).read_bytes()
         except FileNotFoundError:
             raise FileNotFoundError(
                 f"{self._name}: payload sha256:{digest} is not in {self.path}; every client "
@@ -130,13 +148,30 @@ class LocalDirectoryDriver(StorageDriver):
                     ) -> list[StorageDriverClaim]:
         # File I/O off the event loop: payloads here are the large ones.
         blobs = [p.SerializeToString() for p in payloads]
-        digests = await asyncio.to_thread(lambda: [self._write(b) for b in blobs])
-        return [StorageDriverClaim({"hash_algorithm": "sha256", "hash_value": d})
+        target = context.target
+        scope = (self.scope(target.namespace, target.id)
+                 if isinstance(target, StorageDriverWorkflowInfo) and target.id else "")
+        digests = await asyncio.to_thread(lambda: [self._write(b, scope) for b in blobs])
+        kept = {"thread": scope} if scope else {}
+        return [StorageDriverClaim({"hash_algorithm": "sha256", "hash_value": d, **kept})
                 for d in digests]
 
     async def retrieve(self, context: StorageDriverRetrieveContext,
                        claims: Sequence[StorageDriverClaim]) -> list[Payload]:
         return await asyncio.to_thread(lambda: [self._read(c) for c in claims])
+
+
+def _hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
+
+
+async def delete_payloads(storage: ExternalStorage | None, namespace: str,
+                          workflow_id: str) -> None:
+    """Delete what the drivers that keep payloads per workflow stored for this one."""
+    for driver in storage.drivers if storage is not None else ():
+        delete = getattr(driver, "delete_workflow", None)
+        if delete is not None:
+            await delete(namespace, workflow_id)
 
 
 def storage_from(value: StorageLike, *, threshold: int = DEFAULT_THRESHOLD) -> ExternalStorage:

@@ -175,3 +175,23 @@ async def test_encrypted_payloads_are_stored_as_ciphertext(temporal_client: Clie
         stored = Payload.FromString(path.read_bytes())
         assert stored.metadata["encoding"] == ENCODING
         assert marker not in stored.data
+
+
+async def test_a_deleted_thread_leaves_no_payloads(stored: GraphClient, payload_dir: Path
+                                                   ) -> None:
+    """A thread's stored payloads sit in a folder of its own, deleted with it; another
+    thread's stay."""
+    graph = stored.graph("storage-can")
+    gone, kept = f"gone-{uuid.uuid4()}", f"kept-{uuid.uuid4()}"
+    for tid in (gone, kept):
+        out = await graph.ainvoke({"blob": "", "answers": []}, _cfg(tid))
+        assert out["__interrupt__"]
+    namespace = stored.client.namespace
+    folders = {tid: payload_dir / "threads" / LocalDirectoryDriver.scope(namespace, tid)
+               for tid in (gone, kept)}
+    assert all(any(f.rglob("sha256/*/*")) for f in folders.values())
+    assert await stored.delete_thread(gone) >= 1
+    assert not folders[gone].exists()
+    assert any(folders[kept].rglob("sha256/*/*"))
+    snap = await graph.aget_state(_cfg(kept))     # still read from its own folder
+    assert len(snap.values["blob"]) == CAN_SIZE
