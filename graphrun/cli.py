@@ -228,6 +228,11 @@ prints the tcld command and the Cloud UI steps that do, and exits 1.""")
     worker.add_argument("--cache", default=None, metavar="MODULE:ATTR",
                         help="LangGraph cache (BaseCache) for nodes and tasks with a "
                              "CachePolicy; default: each graph's compile(cache=...)")
+    worker.add_argument("--max-cached-workflows", type=int, default=None, metavar="N",
+                        help="threads kept in the worker's memory between their tasks "
+                             "(Temporal's sticky cache, default 1000, about 0.1 MB each); "
+                             "an evicted thread is replayed from its history when it "
+                             "next runs")
     _metrics_argument(worker)
 
     srv = sub.add_parser("serve", parents=[conn], help="serve the LangGraph Server API",
@@ -926,13 +931,15 @@ def load_cache(spec: str) -> Any:
 
 async def _serve(client: Any, graphs: Mapping[str, Any], task_queue: str,
                  stop: asyncio.Event, metrics: bool = False, store: Any = None,
-                 cache: Any = None) -> None:
+                 cache: Any = None, max_cached_workflows: int | None = None) -> None:
     from graphrun.metrics import waiting_reporter
     from graphrun.worker import create_worker
 
     # The client brings its tracing (or none: --tracing and the environment decided).
+    options = ({} if max_cached_workflows is None
+               else {"max_cached_workflows": max_cached_workflows})
     worker = create_worker(client, graphs, task_queue=task_queue, tracing=None, store=store,
-                           cache=cache)
+                           cache=cache, **options)
     reporter = (waiting_reporter(client, graphs) if metrics
                 else contextlib.nullcontext())
     async with reporter:
@@ -1084,7 +1091,7 @@ async def cmd_worker(args: argparse.Namespace) -> int:
             *([f"store: {args.store}"] if store is not None else []),
             *([f"cache: {args.cache}"] if cache is not None else []), "ready; Ctrl-C to stop"])
     await _serve(gc.client, graphs, conn.task_queue, stop, metrics=bool(conn.metrics_bind),
-                 store=store, cache=cache)
+                 store=store, cache=cache, max_cached_workflows=args.max_cached_workflows)
     _print(["worker stopped"])
     return 0
 
