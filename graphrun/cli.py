@@ -936,8 +936,8 @@ async def _serve(client: Any, graphs: Mapping[str, Any], task_queue: str,
     from graphrun.worker import create_worker
 
     # The client brings its tracing (or none: --tracing and the environment decided).
-    options = ({} if max_cached_workflows is None
-               else {"max_cached_workflows": max_cached_workflows})
+    options: dict[str, Any] = ({} if max_cached_workflows is None
+                               else {"max_cached_workflows": max_cached_workflows})
     worker = create_worker(client, graphs, task_queue=task_queue, tracing=None, store=store,
                            cache=cache, **options)
     reporter = (waiting_reporter(client, graphs) if metrics
