@@ -18,7 +18,6 @@ from typing import Any
 from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
-    WorkflowExecution,
     WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowQueryFailedError,
@@ -249,11 +248,13 @@ class GraphClient:
                       limits: InputLimits | None = None,
                       tracing: tracing_mod.TracingLike = "auto",
                       index_metadata: Sequence[str] | None = None,
+                      default_ttl: lifetime.ThreadTTL | None = None,
                       **connect_options: Any) -> GraphClient:
         """Connect to Temporal (default: $TEMPORAL_ADDRESS or localhost:7233).
 
         Takes the constructor's options (task_queue, id_prefix, max_history,
-        history_event_limit, search_attributes, types, limits, index_metadata) and temporalio's
+        history_event_limit, search_attributes, types, limits, index_metadata, default_ttl)
+        and temporalio's
         `Client.connect` options.
 
         Args:
@@ -287,7 +288,7 @@ class GraphClient:
         return cls(client, task_queue=task_queue, id_prefix=id_prefix, max_history=max_history,
                    history_event_limit=history_event_limit,
                    search_attributes=search_attributes, types=types, limits=limits,
-                   tracing=None, index_metadata=index_metadata)
+                   tracing=None, index_metadata=index_metadata, default_ttl=default_ttl)
 
     def graph(self, name: str) -> RemoteGraph:
         return RemoteGraph(self, name)
@@ -425,59 +426,19 @@ class GraphClient:
 
     async def list_threads(self, *, status: str | None = None, graph: str | None = None,
                            limit: int = 100) -> list[ThreadInfo]:
-        """Threads by GraphStatus / GraphName: one row per thread, from its latest run.
-
-        A thread invoked again after it finished (or continued as new) has several
-        workflow runs; only the latest says what the thread is now, so an earlier
-        run is neither listed nor matched by `status`. A thread created before its first
-        run (the API's `POST /threads`) is a ThreadRecord run until then, and is listed.
-        """
-        base = ("WorkflowType IN ('GraphWorkflow', 'ThreadRecord') "
-                "AND ExecutionStatus != 'ContinuedAsNew'")
-        clauses = [base]
-        if status:
-            clauses.append(f"GraphStatus = {_quote(status)}")
-        if graph:
-            clauses.append(f"GraphName = {_quote(graph)}")
-        filtered = len(clauses) > 1
-        rows: dict[str, WorkflowExecution] = {}  # thread -> its latest run that matches
-        stale: set[str] = set()  # threads whose latest run does not match
-        checked: set[str] = set()
-        async for wf in self.client.list_workflows(" AND ".join(clauses)):
-            # Visibility lists running runs first, then closed ones by close time, newest
-            # first: the first row of a thread is its latest run that matches.
-            rows.setdefault(wf.id, wf)
-            if filtered and len(rows) - len(stale) >= limit:
-                stale |= await self._superseded(base, rows, checked)
-            if len(rows) - len(stale) >= limit:
-                break
-        if filtered:
-            stale |= await self._superseded(base, rows, checked)
+        """Threads by GraphStatus / GraphName, newest first, from Temporal's visibility:
+        one row per thread (its open workflow), exact at any count. Threads an earlier
+        graphrun closed are listed once `graphrun migrate` has reopened them."""
+        base = visibility.THREADS
+        if self.id_prefix:
+            base += f" AND WorkflowId STARTS_WITH {visibility.quote(self.id_prefix)}"
+        query = visibility.where(status=status, graph=graph, base=base)
+        rows = await visibility.page(self.client, query, "created_at", "desc", 0, limit)
         return [ThreadInfo(
-            thread_id=wid[len(self.id_prefix):] if wid.startswith(self.id_prefix) else wid,
-            graph=wf.typed_search_attributes.get(GRAPH_NAME),
-            status=wf.typed_search_attributes.get(GRAPH_STATUS),
+            thread_id=wf.id[len(self.id_prefix):], graph=wf.typed_search_attributes.get(
+                GRAPH_NAME), status=wf.typed_search_attributes.get(GRAPH_STATUS),
             workflow_status=wf.status.name if wf.status else "UNKNOWN", run_id=wf.run_id)
-            for wid, wf in rows.items() if wid not in stale][:limit]
-
-    async def _superseded(self, base: str, rows: Mapping[str, WorkflowExecution],
-                          checked: set[str]) -> set[str]:
-        """Threads of `rows` whose listed run is closed and a later run followed it.
-
-        Such a run matched a filter that the thread's latest run may not match.
-        """
-        closed = {wid: wf for wid, wf in rows.items() if wid not in checked
-                  and wf.status != WorkflowExecutionStatus.RUNNING}
-        checked.update(closed)
-        if not closed:
-            return set()
-        ids = ", ".join(_quote(wid) for wid in closed)
-        out = set()
-        async for wf in self.client.list_workflows(f"{base} AND WorkflowId IN ({ids})"):
-            mine = closed[wf.id]
-            if wf.run_id != mine.run_id and wf.start_time > mine.start_time:
-                out.add(wf.id)
-        return out
+            for wf in rows]
 
 # Seconds to wait for a thread record (workflows/thread_record.py) still completing.
 RECORD_CLOSE_TIMEOUT = 30.0
