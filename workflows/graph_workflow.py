@@ -1076,6 +1076,19 @@ class GraphWorkflow:
         if self._lives_now():
             self._changed(merged)
 
+    @workflow.update
+    def update_metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        """`set_metadata` that answers once applied (the API's PATCH reads its writes):
+        the thread's metadata after the merge."""
+        self.set_metadata(metadata)
+        merged: dict[str, Any] = workflow.memo_value("metadata", default={}) or {}
+        return merged
+
+    @update_metadata.validator
+    def _validate_update_metadata(self, metadata: dict[str, Any]) -> None:
+        if not isinstance(metadata, dict):
+            raise ValueError("metadata must be a JSON object")
+
     @workflow.signal
     def set_ttl(self, ttl: Any) -> None:
         """Set the thread's TTL (`{"strategy": "delete", "ttl": minutes}`), counted from

@@ -121,6 +121,19 @@ class ThreadRecord:
                 *([visibility.GRAPH_NAME.value_set(graph_id)]
                   if isinstance(graph_id, str) else [])])
 
+    @workflow.update
+    def update_metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        """`set_metadata` that answers once applied (the API's PATCH reads its writes):
+        the thread's metadata after the merge."""
+        self.set_metadata(metadata)
+        merged: dict[str, Any] = workflow.memo_value("metadata", default={}) or {}
+        return merged
+
+    @update_metadata.validator
+    def _validate_update_metadata(self, metadata: dict[str, Any]) -> None:
+        if not isinstance(metadata, dict):
+            raise ValueError("metadata must be a JSON object")
+
     @workflow.signal
     def set_ttl(self, ttl: Any) -> None:
         try:

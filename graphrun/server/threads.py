@@ -1,21 +1,21 @@
-"""Threads: a thread is the workflows of its id; its state is read with queries.
+"""Threads: a thread is one open workflow of its id; its state is read with queries.
 
 Temporal is the only store. `POST /threads` starts a ThreadRecord of the thread's id
-(workflows/thread_record.py): it completes at once, and its memo keeps the thread's
-`metadata`, so the thread exists (get, patch, search, copy) before its first run. A
-run then starts a GraphWorkflow of that id, which carries the metadata in its own
-memo. What a thread is now is its latest run: its memo `metadata`, its GraphStatus
-and GraphName, its start time as `created_at` (the first run's would take a scan of
-every run of every thread listed).
+(workflows/thread_record.py) that stays open: its memo keeps the thread's `metadata`,
+so the thread exists (get, patch, search, copy) before its first run, which turns it
+into the thread's GraphWorkflow (continue-as-new, same chain). The thread's search
+attributes (graphrun.visibility) say its status, graph, times and metadata: search and
+count run on them. A thread lives until deleted, pruned or its TTL ends
+(graphrun.lifetime); threads an earlier version closed are read and continued, and
+`graphrun migrate` reopens them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -34,8 +34,8 @@ from temporalio.common import (
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from graphrun import errors
-from graphrun.client import GRAPH_NAME, GRAPH_STATUS, GraphClient, ThreadInfo, _quote
+from graphrun import visibility
+from graphrun.client import GRAPH_NAME, GRAPH_STATUS, GraphClient
 from graphrun.lifetime import ThreadTTL
 from graphrun.server import shapes
 from graphrun.server.context import Conflict, NotFound, Unavailable
@@ -46,10 +46,6 @@ router = APIRouter(tags=["threads"])
 
 THREAD_RECORD = "ThreadRecord"  # workflows/thread_record.py
 GRAPH_WORKFLOW = "GraphWorkflow"
-THREAD_TYPES = f"WorkflowType IN ('{GRAPH_WORKFLOW}', '{THREAD_RECORD}')"
-SEARCH_SCAN = 1_000  # threads a search ranks at most: visibility cannot sort by them
-COUNT_SCAN = 10_000  # threads a count looks at, at most
-BATCH = 100  # runs per visibility query
 QUERY_TIMEOUT = 10.0  # seconds a thread's state query may take before a 503
 LISTED_QUERY_TIMEOUT = 3.0  # ... for a thread a search lists (shown without its values)
 
@@ -286,8 +282,7 @@ async def get(thread_id: str, request: Request) -> dict[str, Any]:
 
 @router.patch("/threads/{thread_id}")
 async def patch(thread_id: str, body: ThreadPatch, request: Request) -> dict[str, Any]:
-    """Merge `metadata` into the thread's: the running workflow by signal, a closed one
-    by a new run of it (seeded with its thread) whose memo holds the merged metadata."""
+    """Merge `metadata` into the thread's (and set its `ttl`, if given)."""
     server = request.app.state.server
     for _ in range(3):  # a run may start or end meanwhile: then look again
         desc = await describe(server.gc, thread_id)
@@ -309,11 +304,12 @@ async def patch(thread_id: str, body: ThreadPatch, request: Request) -> dict[str
 
 async def _set_metadata(gc: GraphClient, thread_id: str, run: WorkflowExecutionDescription,
                         change: dict[str, Any]) -> None:
-    """The open thread (or record) takes the change by signal; a thread an earlier
-    version closed is reopened first (`graphrun migrate` reopens them all)."""
+    """The open thread (or record) takes the change by update (a read after it sees
+    it); a thread an earlier version closed is reopened first (`graphrun migrate`
+    reopens them all)."""
     if run.status != WorkflowExecutionStatus.RUNNING:
         await gc.reopen(thread_id)
-    await gc.client.get_workflow_handle(run.id).signal("set_metadata", change)
+    await gc.client.get_workflow_handle(run.id).execute_update("update_metadata", change)
 
 
 @router.post("/threads/{thread_id}/copy")
@@ -377,111 +373,56 @@ async def prune(body: ThreadPrune, request: Request) -> dict[str, int]:
 
 
 # -- search and count ---------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class _Listed:
-    """What a search filters and sorts a thread by: its latest run, as listed."""
-
-    thread_id: str
-    status: str  # LangGraph's
-    created_at: datetime
-    updated_at: datetime
-    metadata: dict[str, Any]
+# Temporal's visibility answers both, exact at any count: filters are search attributes
+# (graphrun.visibility), a page comes from its counts, and only the page's threads are
+# read (values by query, only when asked for).
+READS_AT_ONCE = 16  # threads of a page read at a time
 
 
-async def _listed(gc: GraphClient, run: WorkflowExecution) -> _Listed:
-    wid = run.id
-    return _Listed(thread_id=wid[len(gc.id_prefix):] if wid.startswith(gc.id_prefix) else wid,
-                   status=shapes.THREAD_STATUS.get(_graph_status(run), "idle"),
-                   created_at=run.start_time, updated_at=_updated_at(run),
-                   metadata=await metadata_of(run))
-
-
-async def _latest_runs(gc: GraphClient, rows: Sequence[ThreadInfo]
-                       ) -> list[WorkflowExecution]:
-    """The listed runs themselves (their memo and times), a batch of run ids a query."""
-    run_ids = [r.run_id for r in rows if r.run_id]
-    runs: list[WorkflowExecution] = []
-    for i in range(0, len(run_ids), BATCH):
-        batch = ", ".join(_quote(r) for r in run_ids[i:i + BATCH])
-        runs += [run async for run in gc.client.list_workflows(f"RunId IN ({batch})")]
-    return runs
-
-
-async def _described(gc: GraphClient, thread_ids: Sequence[str]) -> list[WorkflowExecution]:
-    """The latest runs of the threads named (unknown ones left out)."""
-    async def one(thread_id: str) -> WorkflowExecution | None:
-        with contextlib.suppress(NotFound):
-            return await describe(gc, thread_id)
-        return None
-
-    found = await asyncio.gather(*(one(t) for t in dict.fromkeys(thread_ids)))
-    return [run for run in found if run is not None and run.workflow_type in
-            (GRAPH_WORKFLOW, THREAD_RECORD)]
-
-
-async def _matching(server: Any, body: ThreadCount, ids: Sequence[str] | None, scan: int
-                    ) -> list[_Listed]:
-    """The threads a search or count names. Visibility narrows them by graph and status
-    (the latest run's, as `list_threads` keeps them); the metadata filter applies to
-    each one's memo here."""
+def _query(server: Any, body: ThreadCount, ids: Sequence[str] | None = None) -> str:
     if body.values:
-        raise ValueError("threads cannot be filtered by values yet.")
+        raise ValueError("threads cannot be filtered by values: filter by metadata, status "
+                         "or ids.")
     gc = server.gc
-    if ids:
-        runs = await _described(gc, ids)
-    else:
-        rows = await gc.list_threads(
-            status=shapes.GRAPH_STATUS.get(body.status) if body.status else None,
-            graph=_graph_filter(server, body.metadata), limit=scan)
-        runs = await _latest_runs(gc, rows)
-    threads = [await _listed(gc, run) for run in runs]
-    return [t for t in threads if (body.status is None or t.status == body.status)
-            and contains(t.metadata, body.metadata or {})]
-
-
-def _graph_filter(server: Any, metadata: dict[str, Any] | None) -> str | None:
-    """The graph a metadata filter names, for visibility to narrow by (GraphName)."""
-    metadata = metadata or {}
-    graph_id = metadata.get("graph_id")
-    if graph_id is None and isinstance(metadata.get("assistant_id"), str):
-        with contextlib.suppress(errors.GraphNotFoundError):  # no match then, not an error
-            graph_id = server.graph_of(metadata["assistant_id"])
-    return graph_id if isinstance(graph_id, str) else None
-
-
-def contains(have: Any, want: Any) -> bool:
-    """JSON containment (Postgres `@>`), as LangGraph's server matches metadata."""
-    if isinstance(want, dict):
-        return isinstance(have, dict) and all(
-            k in have and contains(have[k], v) for k, v in want.items())
-    if isinstance(want, list):
-        return isinstance(have, list) and all(any(contains(h, w) for h in have)
-                                              for w in want)
-    if isinstance(want, bool) or isinstance(have, bool):
-        return have is want
-    return bool(have == want)
-
-
-_SORT_KEYS: dict[str, Callable[[_Listed], Any]] = {
-    "thread_id": lambda t: t.thread_id, "status": lambda t: t.status,
-    "created_at": lambda t: t.created_at, "updated_at": lambda t: t.updated_at,
-    "state_updated_at": lambda t: t.updated_at}
+    base = visibility.THREADS
+    if gc.id_prefix:
+        base += f" AND WorkflowId STARTS_WITH {visibility.quote(gc.id_prefix)}"
+    return visibility.where(
+        status=shapes.GRAPH_STATUS.get(body.status) if body.status else None,
+        metadata=body.metadata or {}, base=base,
+        ids=[gc.workflow_id(i) for i in dict.fromkeys(ids)] if ids else None)
 
 
 @router.post("/threads/search")
 async def search(body: ThreadSearch, request: Request) -> list[dict[str, Any]]:
     server = request.app.state.server
-    found = await _matching(server, body, body.ids, max(SEARCH_SCAN, body.offset + body.limit))
-    found.sort(key=_SORT_KEYS[body.sort_by], reverse=body.sort_order == "desc")
-    page = found[body.offset:body.offset + body.limit]
-    shown = await asyncio.gather(*(_shown(server, t.thread_id) for t in page))
-    return [_select(t, body.select) for t in shown if t is not None]
+    rows = await visibility.page(server.gc.client, _query(server, body, body.ids),
+                                 body.sort_by, body.sort_order, body.offset, body.limit)
+    wants_state = not body.select or bool({"values", "interrupts", "error"} & set(body.select))
+    gate = asyncio.Semaphore(READS_AT_ONCE)
+
+    async def shown(run: WorkflowExecution) -> dict[str, Any] | None:
+        async with gate:
+            return await _shown(server, run, wants_state)
+
+    found = await asyncio.gather(*(shown(r) for r in rows))
+    # Visibility lags a status change by a moment: each thread shows what it is now, and
+    # one that no longer matches the filter is left out.
+    return [_select(t, body.select) for t in found if t is not None
+            and (body.status is None or t["status"] == body.status)]
 
 
-async def _shown(server: Any, thread_id: str) -> dict[str, Any] | None:
-    with contextlib.suppress(NotFound):  # deleted since it was listed
-        return await read(server, thread_id, listed=True)
-    return None
+async def _shown(server: Any, run: WorkflowExecution, wants_state: bool
+                 ) -> dict[str, Any] | None:
+    tid = run.id[len(server.gc.id_prefix):]
+    if wants_state:
+        with contextlib.suppress(NotFound):  # deleted since it was listed
+            return await read(server, tid, listed=True)
+        return None
+    metadata = await metadata_of(run)
+    shown = shapes.thread(tid, graph_id=_graph_of(run, metadata), status=_graph_status(run),
+                          created_at=_created_at(run), updated_at=_updated_at(run), snap=None)
+    return {**shown, "metadata": metadata}
 
 
 def _select(thread: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
@@ -491,14 +432,7 @@ def _select(thread: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
 @router.post("/threads/count")
 async def count(body: ThreadCount, request: Request) -> int:
     server = request.app.state.server
-    metadata = body.metadata or {}
-    if (set(metadata) <= {"graph_id"} and isinstance(metadata.get("graph_id", ""), str)
-            and body.status is None and not body.values):
-        # Visibility alone answers it: no memo to read, no status to correct.
-        rows = await server.gc.list_threads(graph=_graph_filter(server, metadata),
-                                            limit=COUNT_SCAN)
-        return len(rows)
-    return len(await _matching(server, body, None, COUNT_SCAN))
+    return await visibility.count(server.gc.client, _query(server, body))
 
 
 # -- state ---------------------------------------------------------------------------------
