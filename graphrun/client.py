@@ -300,7 +300,7 @@ class GraphClient:
         when this client keeps none."""
         if not self.search_attributes:
             return None
-        now = created_at or datetime.now(UTC)
+        now = visibility.stamp(created_at or datetime.now(UTC))
         pairs: list[SearchAttributePair[Any]] = [
             SearchAttributePair(GRAPH_STATUS, status),
             SearchAttributePair(visibility.CREATED_AT, now),

@@ -125,14 +125,12 @@ def filter_entries(metadata: Mapping[str, Any]) -> list[str]:
 
 # -- searching: exact, sorted pages from counts -----------------------------------------
 # SQL visibility (the dev server's SQLite, PostgreSQL, MySQL) has no ORDER BY, so a page
-# is found from counts. How many rows come before a cut on the sort key is monotone in
-# the cut: a search moves two cuts toward the page's first and last positions (galloping
-# out from what it knows, then interpolating, halving when that stalls) until few rows
-# lie between them, lists those and sorts them here. More rows on one key value than a
-# window holds are ordered by the next key (ties by workflow id, character by character).
-# Round trips grow with the log of the key's range, not with the number of threads, and
-# a count over a narrow range reads an index range: a page near either end stays quick
-# at any count. Elasticsearch (Temporal Cloud) takes the same queries.
+# sorted by a time is found from counts: how many rows lie before a time is monotone in
+# it, so a search for the times that bound the page (interpolating between counted
+# times, halving when that stalls) ends with a window of a few rows, listed and sorted
+# here. Up to WINDOW matches are simply listed and sorted. The first rows visibility
+# lists are the most recently started, so the newest page is usually in them: one count
+# confirms it. Elasticsearch (Temporal Cloud) takes the same queries.
 
 THREADS = "WorkflowType IN ('GraphWorkflow', 'ThreadRecord') AND ExecutionStatus = 'Running'"
 """Every thread, once: its open workflow (closed runs are earlier runs, or threads from
@@ -142,8 +140,9 @@ SortBy = Literal["created_at", "updated_at", "state_updated_at", "thread_id", "s
 STATUS_ORDER = ("running", "failed", "done", "interrupted")
 """GraphStatus in the order of the API's names (busy, error, idle, interrupted)."""
 
-SLACK = 16  # rows a cut may miss the page's edge by: a count costs about 15 listed rows
-SAMPLE = 32  # rows listed first: often the page itself (newest first, started in order)
+WINDOW = 1_000  # matches listed and sorted here at once (one page of visibility)
+_TIMES = {"created_at": CREATED_AT, "updated_at": UPDATED_AT, "state_updated_at": UPDATED_AT}
+_MS_MAX = 2 ** 45  # past any Datetime a thread has (year 3084), in ms since 1970
 
 
 def quote(value: str) -> str:
@@ -176,321 +175,169 @@ async def count(client: Client, query: str) -> int:
 async def page(client: Client, query: str, sort_by: SortBy, order: Literal["asc", "desc"],
                offset: int, limit: int) -> list[WorkflowExecution]:
     """The executions at [offset, offset + limit) of those `query` matches, sorted by
-    `sort_by` (ties by workflow id; rows without the key last), exact at any depth."""
+    `sort_by` (ties by workflow id; rows without the time last), exact at any depth.
+    `status` orders by STATUS_ORDER, then by creation time."""
     if limit <= 0:
         return []
-    search = _Search(client, order == "asc")
-    level = _LEVELS[sort_by]()
-    # The first rows listed are the most recently started: with threads started in order
-    # they are the newest first page itself, which one count then confirms.
-    size = min(1000, max(SAMPLE, offset + limit + SLACK)) if offset <= SLACK else SAMPLE
-    sample = await search.fetch(query, size)
-    if len(sample) < size:  # that was every row
-        return search.sort(level, sample)[offset:offset + limit]
-    return await search.rows(query, level, offset, offset + limit, sample)
+    asc = order == "asc"
+    if sort_by == "status":
+        return await _by_status(client, query, asc, offset, limit)
+    attr = _TIMES.get(sort_by)
+    if attr is None:  # thread_id: ids have no range to search by counts: listed
+        return _sort(await _fetch(client, query, None), None, asc)[offset:offset + limit]
+    first = await _fetch(client, query, WINDOW)
+    if len(first) < WINDOW:  # that was every match
+        return _sort(first, attr, asc)[offset:offset + limit]
+    return await _TimePage(client, query, attr).rows(asc, offset, offset + limit, first)
+
+
+async def _fetch(client: Client, query: str, limit: int | None) -> list[WorkflowExecution]:
+    return [r async for r in client.list_workflows(query, page_size=WINDOW, limit=limit)]
+
+
+def stamp(t: datetime) -> datetime:
+    """`t` to the millisecond, as graphrun writes GraphCreatedAt and GraphUpdatedAt: every
+    visibility store then compares it with a millisecond literal alike."""
+    return t.replace(microsecond=t.microsecond // 1000 * 1000)
+
+
+def _ms(t: datetime) -> int:
+    """A Datetime in whole milliseconds since 1970 (a naive one is UTC)."""
+    aware = t if t.tzinfo else t.replace(tzinfo=UTC)
+    return (aware - _EPOCH) // timedelta(milliseconds=1)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _ms(t: datetime) -> int:
-    """A Datetime as SQL visibility keeps it: in milliseconds, rounded half up, but never
-    up into the next second (SQLite's `%f`)."""
-    us = ((t if t.tzinfo else t.replace(tzinfo=UTC)) - _EPOCH) // timedelta(microseconds=1)
-    fraction = us % 1_000_000
-    return (us - fraction) // 1000 + min((fraction + 500) // 1000, 999)
+def _at(ms: int) -> str:
+    """The literal of the instant `ms` milliseconds after 1970 (UTC)."""
+    t = _EPOCH + timedelta(milliseconds=ms)
+    return quote(t.isoformat(timespec="milliseconds").replace("+00:00", "Z"))
 
 
-def _instant(x: int) -> str:
-    """The first instant whose Datetime keeps millisecond `x` or later: a Datetime compares
-    with it alike on every store (SQLite compares the text of its milliseconds, the others
-    times)."""
-    us = x * 1000 - (500 if x % 1000 else 0)
-    t = _EPOCH + timedelta(microseconds=us)
-    return quote(t.isoformat(timespec="microseconds").replace("+00:00", "Z"))
+def _key(attr: SearchAttributeKey[datetime] | None, run: WorkflowExecution) -> tuple[Any, ...]:
+    value = run.typed_search_attributes.get(attr) if attr is not None else None
+    return (0 if attr is None else _ms(value) if value is not None else _MS_MAX, run.id)
 
 
-def stamp(t: datetime) -> datetime:
-    """`t` to the millisecond, as GraphCreatedAt / GraphUpdatedAt are best written: every
-    store then orders it alike (a time half a millisecond from one is rounded by SQLite
-    with a double, which may differ from the others by one millisecond)."""
-    return t.replace(microsecond=t.microsecond // 1000 * 1000)
+def _sort(rows: list[WorkflowExecution], attr: SearchAttributeKey[datetime] | None,
+          asc: bool) -> list[WorkflowExecution]:
+    """Ascending by (time, id), or its reverse; rows without the time last either way."""
+    have = sorted((r for r in rows if attr is None
+                   or r.typed_search_attributes.get(attr) is not None),
+                  key=lambda r: _key(attr, r), reverse=not asc)
+    return have + sorted((r for r in rows if attr is not None
+                          and r.typed_search_attributes.get(attr) is None),
+                         key=lambda r: r.id)
 
 
-def _chr(c: int) -> str:
-    # No workflow id holds a surrogate: a cut there parts ids as the next character does.
-    return chr(0xE000 if 0xD800 <= c < 0xE000 else c)
+class _TimePage:
+    """Rows of `query` by a Datetime attribute, found from counts."""
 
+    def __init__(self, client: Client, query: str, attr: SearchAttributeKey[datetime]
+                 ) -> None:
+        self.client, self.query, self.attr, self.name = client, query, attr, attr.name
 
-def _succ(prefix: str) -> str | None:
-    """The least string above every string that starts with `prefix` (None: none is)."""
-    prefix = prefix.rstrip("\U0010ffff")
-    return prefix[:-1] + _chr(ord(prefix[-1]) + 1) if prefix else None
+    async def _before(self, ms: int) -> int:
+        """R(ms): the rows whose time is before `ms` (a millisecond)."""
+        return await count(self.client, f"{self.query} AND {self.name} < {_at(ms)}")
 
-
-class _Level:
-    """One key of a sort order, as integers in [lo, hi]: a row's value, and the clauses
-    that part a group's rows at a cut (value < x, value >= x; None: every row). Rows
-    without a value are in neither, and come after all others."""
-
-    lo = 0
-    hi = 0
-
-    def value(self, run: WorkflowExecution) -> int | None:
-        raise NotImplementedError
-
-    def lt(self, x: int) -> str | None:
-        raise NotImplementedError
-
-    def ge(self, x: int) -> str | None:
-        raise NotImplementedError
-
-    def group(self, v: int) -> tuple[str, _Level | None]:
-        """The rows whose value is `v`, and the level that orders them."""
-        raise NotImplementedError
-
-    def nulls(self) -> tuple[str, _Level] | None:
-        """The rows without a value, and the level that orders them."""
-        return None
-
-    def key(self, run: WorkflowExecution, asc: bool) -> tuple[Any, ...]:
-        """The whole sort key (this level's, then the next ones'), nulls last either way."""
-        raise NotImplementedError
-
-    def _keyed(self, run: WorkflowExecution, asc: bool, then: _Level) -> tuple[Any, ...]:
-        v = self.value(run)
-        return ((v is None) == asc, v or 0, *then.key(run, asc))
-
-
-class _Id(_Level):
-    """The workflow id's character after `prefix` (0: the id is the prefix itself)."""
-
-    hi = 0x110000
-
-    def __init__(self, prefix: str = "") -> None:
-        self.prefix = prefix
-
-    def value(self, run: WorkflowExecution) -> int | None:
-        rest = run.id[len(self.prefix):]
-        return ord(rest[0]) + 1 if rest else 0
-
-    def lt(self, x: int) -> str | None:
-        if x > self.hi:
-            return None
-        op = "<=" if x == 1 else "<"  # below the first character: the prefix itself
-        return f"WorkflowId {op} {quote(self.prefix + (_chr(x - 1) if x > 1 else ''))}"
-
-    def ge(self, x: int) -> str | None:
-        if x <= 0:
-            return None
-        op = ">" if x == 1 else ">="
-        return f"WorkflowId {op} {quote(self.prefix + (_chr(x - 1) if x > 1 else ''))}"
-
-    def group(self, v: int) -> tuple[str, _Level | None]:
-        if v == 0:
-            return f"WorkflowId = {quote(self.prefix)}", None
-        upper = self.lt(v + 1)
-        clause = f"WorkflowId >= {quote(self.prefix + _chr(v - 1))}"
-        return (f"{clause} AND {upper}" if upper else clause), _Id(self.prefix + _chr(v - 1))
-
-    def key(self, run: WorkflowExecution, asc: bool) -> tuple[Any, ...]:
-        return (run.id,)
-
-
-class _Time(_Level):
-    """A Datetime search attribute, in milliseconds (as SQL visibility keeps it)."""
-
-    lo = _ms(datetime(1, 1, 2, tzinfo=UTC))
-    hi = _ms(datetime(9999, 12, 30, tzinfo=UTC))
-
-    def __init__(self, attr: SearchAttributeKey[datetime]) -> None:
-        self.attr = attr
-
-    def value(self, run: WorkflowExecution) -> int | None:
-        t = run.typed_search_attributes.get(self.attr)
-        return None if t is None else _ms(t)
-
-    def lt(self, x: int) -> str | None:
-        return f"{self.attr.name} < {_instant(x)}"
-
-    def ge(self, x: int) -> str | None:
-        return f"{self.attr.name} >= {_instant(x)}"
-
-    def group(self, v: int) -> tuple[str, _Level | None]:
-        return f"{self.ge(v)} AND {self.lt(v + 1)}", _Id()
-
-    def nulls(self) -> tuple[str, _Level] | None:
-        return f"{self.attr.name} IS NULL", _Id()
-
-    def key(self, run: WorkflowExecution, asc: bool) -> tuple[Any, ...]:
-        return self._keyed(run, asc, _Id())
-
-
-class _Status(_Level):
-    """GraphStatus in the API's order; within one, by creation."""
-
-    hi = len(STATUS_ORDER) - 1
-
-    def value(self, run: WorkflowExecution) -> int | None:
-        status = run.typed_search_attributes.get(GRAPH_STATUS)
-        return STATUS_ORDER.index(status) if status in STATUS_ORDER else None
-
-    def _among(self, statuses: Sequence[str]) -> str:
-        return f"GraphStatus IN ({', '.join(quote(s) for s in statuses)})"
-
-    def lt(self, x: int) -> str | None:
-        return self._among(STATUS_ORDER[:x])
-
-    def ge(self, x: int) -> str | None:
-        return self._among(STATUS_ORDER[x:])
-
-    def group(self, v: int) -> tuple[str, _Level | None]:
-        return f"GraphStatus = {quote(STATUS_ORDER[v])}", _Time(CREATED_AT)
-
-    def nulls(self) -> tuple[str, _Level] | None:
-        return "GraphStatus IS NULL", _Time(CREATED_AT)
-
-    def key(self, run: WorkflowExecution, asc: bool) -> tuple[Any, ...]:
-        return self._keyed(run, asc, _Time(CREATED_AT))
-
-
-_LEVELS: dict[str, Any] = {
-    "created_at": lambda: _Time(CREATED_AT), "updated_at": lambda: _Time(UPDATED_AT),
-    "state_updated_at": lambda: _Time(UPDATED_AT), "thread_id": _Id, "status": _Status}
-
-
-class _Search:
-    """One page's search. Cuts are integers of the level in the page's order (`t`: the
-    value, negated when descending); R(c) counts the rows (with a value) before cut c."""
-
-    def __init__(self, client: Client, asc: bool) -> None:
-        self.client, self.asc, self.sign = client, asc, 1 if asc else -1
-
-    async def fetch(self, query: str, size: int) -> list[WorkflowExecution]:
-        size = max(size, 1)
-        return [run async for run in self.client.list_workflows(
-            query, page_size=min(size, 1000), limit=size)]
-
-    def sort(self, level: _Level, runs: list[WorkflowExecution]) -> list[WorkflowExecution]:
-        return sorted(runs, key=lambda r: level.key(r, self.asc), reverse=not self.asc)
-
-    def _t(self, level: _Level, run: WorkflowExecution) -> int | None:
-        v = level.value(run)
-        return None if v is None else self.sign * v
-
-    def _edges(self, level: _Level) -> tuple[int, int]:
-        return (level.lo, level.hi + 1) if self.asc else (-level.hi, 1 - level.lo)
-
-    def _before(self, level: _Level, c: int) -> str | None:
-        return level.lt(c) if self.asc else level.ge(1 - c)
-
-    def _after(self, level: _Level, c: int) -> str | None:
-        return level.ge(c) if self.asc else level.lt(1 - c)
-
-    async def _count(self, *clauses: str | None) -> int:
-        return await count(self.client, " AND ".join(c for c in clauses if c))
-
-    async def rows(self, q: str, level: _Level, start: int, end: int,
-                   sample: list[WorkflowExecution], n: int | None = None
+    async def rows(self, asc: bool, start: int, end: int, first: list[WorkflowExecution]
                    ) -> list[WorkflowExecution]:
-        """Rows [start, end) of q's `n` (None: not counted) rows in the level's order."""
-        if isinstance(level, _Id) and len(sample) > 1:
-            level = await self._common_prefix(q, level, sample)
-        if len(sample) < 2 and (n is None or n > end - start + 2 * SLACK):
-            sample = await self.fetch(q, SAMPLE)  # a group the first rows missed
-        lo, hi = self._edges(level)
-        return await self._narrow(q, level, start, end, lo, 0, hi,
-                                  n if level.nulls() is None else None, sample)
+        timed = await count(self.client, f"{self.query} AND {self.name} IS NOT NULL")
+        out: list[WorkflowExecution] = []
+        # Descending is ascending read backwards: ranks [timed - end, timed - start).
+        lo, hi = (start, min(end, timed)) if asc else (max(timed - end, 0), timed - start)
+        if lo < hi:
+            if not asc and start == 0:
+                out = await self._newest(hi - lo, first, timed)
+            if not out:
+                out = await self._ranks(lo, hi, first, timed)
+            out = out if asc else out[::-1]
+        if end > timed:  # rows without the time come last, by id
+            rest = await _fetch(self.client, f"{self.query} AND {self.name} IS NULL", None)
+            out += sorted(rest, key=lambda r: r.id)[max(start - timed, 0):end - timed]
+        return out
 
-    async def _common_prefix(self, q: str, level: _Id, sample: list[WorkflowExecution]
-                             ) -> _Id:
-        """Skip the characters every id shares (an id prefix, "thread-"): two counts of
-        nothing, not two per character."""
-        first, last = min(r.id for r in sample), max(r.id for r in sample)
-        prefix = next((first[:i] for i, ch in enumerate(first) if last[i] != ch), first)
-        if len(prefix) < len(level.prefix) + 2:
-            return level
-        above = _succ(prefix)
-        if await self._count(q, f"WorkflowId < {quote(prefix)}") or (
-                above and await self._count(q, f"WorkflowId >= {quote(above)}")):
-            return level
-        return _Id(prefix)
-
-    async def _narrow(self, q: str, level: _Level, start: int, end: int, a: int, ra: int,
-                      b: int, rb: int | None, sample: list[WorkflowExecution]
+    async def _newest(self, n: int, first: list[WorkflowExecution], timed: int
                       ) -> list[WorkflowExecution]:
-        """Rows [start, end) in the level's order, between cuts a < b where R(a) = ra <=
-        start and R(b) = rb >= end (rb None: b is the domain's end, not counted yet)."""
-        lo, hi = self._edges(level)
-        tail: list[WorkflowExecution] = []
-        gallop, width = 0, None
-        while True:
-            if b == hi and rb is not None and rb < end and not tail:
-                tail = await self._nulls(q, level, max(start, rb) - rb, end - rb)
-                end = rb
-            if start >= end:
-                return tail
-            if rb is not None and rb - ra <= end - start + 2 * SLACK:
-                return await self._window(q, level, start, end, a, ra, b, rb, sample) + tail
-            if b - a == 1:
-                if rb is None:  # b is the domain's end: how many rows have a value
-                    rb = await self._count(q, self._before(level, b))
-                    continue
-                # One value, more rows than a window: they are ordered by the next key.
-                clause, then = level.group(self.sign * a)
-                assert then is not None  # one id is one row
-                inside = [r for r in sample if self._t(level, r) == a]
-                return await self.rows(f"{q} AND {clause}", then, start - ra, end - ra,
-                                       inside, rb - ra) + tail
-            lower = start - ra > SLACK  # the first cut is still far from the page
-            target = start - SLACK // 2 if lower else end + SLACK // 2
-            if a != lo and b != hi and rb is not None:
-                # Interpolate between the two cuts; halve when that did not halve it.
-                c = a + (target - ra) * (b - a) // max(rb - ra, 1)
-                if width is not None and 2 * (b - a) > width:
-                    c = (a + b) // 2
-                width = b - a
-            elif a != lo or b != hi:  # one cut in the data: gallop away from it
-                values = sorted(t for r in sample if (t := self._t(level, r)) is not None)
-                spacing = max(1, (values[-1] - values[0]) // len(values)) if values else 1
-                step = spacing * 4 ** gallop
-                gallop += 1
-                c = b - (rb - target) * step if b != hi and rb is not None else (
-                    a + (target - ra) * step)
-            else:  # nothing counted yet: the sample's rows, as if they were the first
-                values = sorted(t for r in sample if (t := self._t(level, r)) is not None)
-                if values:
-                    i = min(max((start if lower else end - 1) - ra, 0), len(values) - 1)
-                    c = values[i] + (0 if lower else 1)
-                else:
-                    c = (a + b) // 2
-            c = min(max(c, a + 1), b if rb is None else b - 1)
-            rc = await self._count(q, self._before(level, c))
-            if c == b:
-                rb = rc
-            elif rc <= start:
-                a, ra = c, rc
-            elif rc >= end:
-                b, rb = c, rc
-            else:  # the page spans the cut: each side on its own
-                return (await self._narrow(q, level, start, rc, a, ra, c, rc, sample)
-                        + await self._narrow(q, level, rc, end, c, rc, b, rb, sample) + tail)
-
-    async def _window(self, q: str, level: _Level, start: int, end: int, a: int, ra: int,
-                      b: int, rb: int, sample: list[WorkflowExecution]
-                      ) -> list[WorkflowExecution]:
-        """The rows between cuts a and b, from the sample when it holds them all."""
-        inside = [r for r in sample if (t := self._t(level, r)) is not None and a <= t < b]
-        if len(inside) != rb - ra:
-            clauses = (q, self._after(level, a), self._before(level, b))
-            inside = await self.fetch(" AND ".join(c for c in clauses if c), rb - ra)
-        return self.sort(level, inside)[start - ra:end - ra]
-
-    async def _nulls(self, q: str, level: _Level, start: int, end: int
-                     ) -> list[WorkflowExecution]:
-        """Rows [start, end) of those without the level's value (after all others)."""
-        nulls = level.nulls()
-        if nulls is None:
+        """The newest `n` rows, when the first rows listed hold them (visibility lists
+        the most recently started first): one count confirms it, else []."""
+        have = _sort([r for r in first if r.typed_search_attributes.get(self.attr)], self.attr,
+                     True)
+        if len(have) < n:
             return []
-        clause, then = nulls
-        return await self.rows(f"{q} AND {clause}", then, start, end, [])
+        edge = _key(self.attr, have[-n])[0]
+        in_hand = sum(_key(self.attr, r)[0] >= edge for r in have)
+        # Every row from the edge's millisecond on is in hand: they are the newest.
+        return have[-n:] if timed - await self._before(edge) == in_hand else []
+
+    async def _ranks(self, lo: int, hi: int, first: list[WorkflowExecution], timed: int
+                     ) -> list[WorkflowExecution]:
+        """Rows at ascending ranks [lo, hi): the times a and b with R(a) <= lo and
+        R(b) >= hi, then the rows between them, sorted here."""
+        times = sorted(_key(self.attr, r)[0] for r in first
+                       if r.typed_search_attributes.get(self.attr))
+        # The rows listed first span a known stretch of time: two counts place it, and
+        # their spacing guides the search outside it.
+        known = [(0, 0), (_MS_MAX, timed)]
+        if times:
+            known += [(times[0], await self._before(times[0])),
+                      (times[-1] + 1, await self._before(times[-1] + 1))]
+        spacing = max(1.0, (times[-1] - times[0]) / max(len(times) - 1, 1)) if times else 1.0
+        a, ra = await self._cut(lo, True, known, spacing)
+        known.append((a, ra))
+        b, _ = await self._cut(hi, False, known, spacing)
+        window = await _fetch(self.client, f"{self.query} AND {self.name} >= {_at(a)} AND "
+                                           f"{self.name} < {_at(b)}", None)
+        return _sort(window, self.attr, True)[lo - ra:hi - ra]
+
+    async def _cut(self, rank: int, below: bool, known: list[tuple[int, int]],
+                   spacing: float) -> tuple[int, int]:
+        """A millisecond m, and R(m), with R(m) <= rank (below) or R(m) >= rank (above),
+        within WINDOW // 4 rows of it where the times allow."""
+        a, ra = max((k for k in known if k[1] <= rank), default=(0, 0))
+        b, rb = min((k for k in known if k[1] >= rank), default=known[1])
+        step, halve = 1, False
+        while b - a > 1:
+            if (rank - ra if below else rb - rank) <= WINDOW // 4:
+                break
+            if a == 0 and b != _MS_MAX:  # below every time seen: gallop down
+                m = b - round(spacing * (rb - rank) * step)
+                step *= 2
+            elif b == _MS_MAX and a != 0:  # above them: gallop up
+                m = a + round(spacing * (rank - ra) * step)
+                step *= 2
+            elif halve or rb == ra:
+                m = (a + b) // 2
+            else:  # where the rank would be if times were spread evenly between a and b
+                m = a + round((b - a) * (rank - ra) / (rb - ra))
+            m = min(max(m, a + 1), b - 1)
+            rm = await self._before(m)
+            width = b - a
+            if rm <= rank if below else rm < rank:
+                a, ra = m, rm
+            else:
+                b, rb = m, rm
+            halve = not halve and (b - a) * 2 > width  # interpolation stalled: halve next
+        return (a, ra) if below else (b, rb)
+
+
+async def _by_status(client: Client, query: str, asc: bool, offset: int, limit: int
+                     ) -> list[WorkflowExecution]:
+    """Status groups in STATUS_ORDER (reversed for desc), each by creation time: counts
+    skip whole groups, a group's page is a time page."""
+    out: list[WorkflowExecution] = []
+    for status in STATUS_ORDER if asc else STATUS_ORDER[::-1]:
+        if len(out) >= limit:
+            break
+        group = f"{query} AND GraphStatus = {quote(status)}"
+        n = await count(client, group)
+        if offset >= n:
+            offset -= n
+            continue
+        out += await page(client, group, "created_at", "asc" if asc else "desc", offset,
+                          limit - len(out))
+        offset = 0
+    return out

@@ -299,7 +299,7 @@ class GraphWorkflow:
             return
         have = workflow.info().typed_search_attributes
         if have.get(visibility.CREATED_AT) is None:  # started by a client that did not set it
-            now = workflow.info().start_time
+            now = visibility.stamp(workflow.info().start_time)
             metadata = workflow.memo_value("metadata", default={}) or {}
             workflow.upsert_search_attributes([
                 visibility.CREATED_AT.value_set(now), visibility.UPDATED_AT.value_set(now),
@@ -748,7 +748,7 @@ class GraphWorkflow:
                 have = workflow.info().typed_search_attributes
                 want = [u for u in want if have.get(u.key) != u.value]
             if want and self._lives:  # the same write says when it changed
-                want.append(visibility.UPDATED_AT.value_set(workflow.now()))
+                want.append(visibility.UPDATED_AT.value_set(visibility.stamp(workflow.now())))
             if want:
                 workflow.upsert_search_attributes(want)
         self._publish_details()
@@ -760,7 +760,7 @@ class GraphWorkflow:
         if not (self._lives and self._req.search_attributes):
             return
         want: list[SearchAttributeUpdate[Any]] = [
-            visibility.UPDATED_AT.value_set(workflow.now())]
+            visibility.UPDATED_AT.value_set(visibility.stamp(workflow.now()))]
         if metadata is not None:
             want.append(visibility.METADATA.value_set(
                 visibility.metadata_entries(metadata, self._req.index_metadata)))

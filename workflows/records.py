@@ -193,7 +193,7 @@ class AssistantRecord:
             # visibility then filters assistants by metadata (graphrun.visibility).
             workflow.upsert_search_attributes([
                 GRAPH_NAME.value_set(current["graph_id"]),
-                visibility.UPDATED_AT.value_set(workflow.now()),
+                visibility.UPDATED_AT.value_set(visibility.stamp(workflow.now())),
                 visibility.METADATA.value_set(visibility.metadata_entries(
                     current.get("metadata") or {}))])
         return current

@@ -115,7 +115,7 @@ class ThreadRecord:
         if self._start.search_attributes:
             graph_id = merged.get("graph_id")
             workflow.upsert_search_attributes([
-                visibility.UPDATED_AT.value_set(workflow.now()),
+                visibility.UPDATED_AT.value_set(visibility.stamp(workflow.now())),
                 visibility.METADATA.value_set(visibility.metadata_entries(
                     merged, self._start.index_metadata)),
                 *([visibility.GRAPH_NAME.value_set(graph_id)]

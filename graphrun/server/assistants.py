@@ -314,7 +314,7 @@ def _attributes(gc: Any, assistant: dict[str, Any]) -> TypedSearchAttributes | N
     """An assistant's graph, times and metadata entries (graphrun.visibility)."""
     if not gc.search_attributes:
         return None
-    created = datetime.fromisoformat(assistant["created_at"])
+    created = visibility.stamp(datetime.fromisoformat(assistant["created_at"]))
     return TypedSearchAttributes([
         SearchAttributePair(GRAPH_NAME, assistant["graph_id"]),
         SearchAttributePair(visibility.CREATED_AT, created),
