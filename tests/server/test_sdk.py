@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -40,8 +41,13 @@ async def test_approval_found_by_status_and_resumed(api_url: str) -> None:
     assert out["__interrupt__"][0]["value"] == QUESTION
     interrupt_id = out["__interrupt__"][0]["id"]
 
-    found = await client.threads.search(status="interrupted",
-                                        metadata={"graph_id": "purchase"}, limit=100)
+    found: list = []
+    for _ in range(50):  # visibility shows the new status a moment later
+        found = await client.threads.search(status="interrupted",
+                                            metadata={"graph_id": "purchase"}, limit=100)
+        if any(t["thread_id"] == tid for t in found):
+            break
+        await asyncio.sleep(0.1)
     mine = next(t for t in found if t["thread_id"] == tid)
     assert await client.threads.count(status="interrupted",
                                       metadata={"graph_id": "purchase"}) >= 1
