@@ -44,6 +44,13 @@ class ThreadRecord:
             return  # a record from before threads lived: its memo was the point
         if self._ttl is not None and not self._expires_at:
             self._refresh_ttl()
+        have = workflow.info().typed_search_attributes
+        if self._start.search_attributes and have.get(visibility.CREATED_AT) is None:
+            # Started by a client that did not say when (graphrun's clients do): sorted
+            # and paged by its start.
+            now = visibility.stamp(workflow.info().start_time)
+            workflow.upsert_search_attributes([visibility.CREATED_AT.value_set(now),
+                                               visibility.UPDATED_AT.value_set(now)])
         while True:
             try:
                 await workflow.wait_condition(
