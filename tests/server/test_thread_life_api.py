@@ -17,6 +17,7 @@ from temporalio.client import Client
 from graphrun.server.config import ConfigError, thread_ttl
 from tests.server.test_threads_api import PURCHASE
 from tests.temporal.test_thread_life import _delete_closed_executions
+from tests.temporal.test_thread_life import _gone as gone_from_temporal
 
 
 async def _gone(client: Any, tid: str, seconds: float = 20.0) -> None:
@@ -63,26 +64,12 @@ async def test_ttl_on_create_and_patch(api_url: str, dev_server: Any) -> None:
         assert (await client.threads.get(short))["thread_id"] == short
         await asyncio.sleep(0.3)
     # Left alone, both go (watched from Temporal, which refreshes nothing).
-    await _gone_from(temporal, short)
-    await _gone_from(temporal, kept)
+    await gone_from_temporal(temporal, short)
+    await gone_from_temporal(temporal, kept)
     with pytest.raises(NotFoundError):
         await client.threads.get(short)
     with pytest.raises(Exception, match=r"422|strategy"):
         await client.threads.create(ttl={"strategy": "archive", "ttl": 5})
-
-
-async def _gone_from(temporal: Client, tid: str, seconds: float = 20.0) -> None:
-    from temporalio.service import RPCError, RPCStatusCode
-
-    for _ in range(int(seconds / 0.1)):
-        try:
-            await temporal.get_workflow_handle(tid).describe()
-        except RPCError as exc:
-            if exc.status == RPCStatusCode.NOT_FOUND:
-                return
-            raise
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"thread {tid} is still there")
 
 
 async def test_prune_delete_and_keep_latest(api_url: str) -> None:
