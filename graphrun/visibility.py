@@ -128,9 +128,9 @@ def filter_entries(metadata: Mapping[str, Any]) -> list[str]:
 # sorted by a time is found from counts: how many rows lie before a time is monotone in
 # it, so a search for the times that bound the page (interpolating between counted
 # times, halving when that stalls) ends with a window of a few rows, listed and sorted
-# here. Up to WINDOW matches are simply listed and sorted. The first rows visibility
-# lists are the most recently started, so the newest page is usually in them: one count
-# confirms it. Elasticsearch (Temporal Cloud) takes the same queries.
+# here. Up to WINDOW matches are simply listed and sorted (after one count). The first
+# rows visibility lists are the most recently started, so the newest page is usually in
+# them: one count confirms it. Elasticsearch (Temporal Cloud) takes the same queries.
 
 THREADS = "WorkflowType IN ('GraphWorkflow', 'ThreadRecord') AND ExecutionStatus = 'Running'"
 """Every thread, once: its open workflow (closed runs are earlier runs, or threads from
@@ -141,6 +141,7 @@ STATUS_ORDER = ("running", "failed", "done", "interrupted")
 """GraphStatus in the order of the API's names (busy, error, idle, interrupted)."""
 
 WINDOW = 1_000  # matches listed and sorted here at once (one page of visibility)
+SAMPLE = 64  # rows listed first, besides the page's own
 _TIMES = {"created_at": CREATED_AT, "updated_at": UPDATED_AT, "state_updated_at": UPDATED_AT}
 _MS_MAX = 2 ** 45  # past any Datetime a thread has (year 3084), in ms since 1970
 
@@ -185,9 +186,11 @@ async def page(client: Client, query: str, sort_by: SortBy, order: Literal["asc"
     attr = _TIMES.get(sort_by)
     if attr is None:  # thread_id: ids have no range to search by counts: listed
         return _sort(await _fetch(client, query, None), None, asc)[offset:offset + limit]
-    first = await _fetch(client, query, WINDOW)
-    if len(first) < WINDOW:  # that was every match
-        return _sort(first, attr, asc)[offset:offset + limit]
+    if await count(client, query) <= WINDOW:  # few: listed and sorted here
+        return _sort(await _fetch(client, query, None), attr, asc)[offset:offset + limit]
+    # The first rows listed (the most recently started): the newest page, often, and
+    # how far apart rows lie in time.
+    first = await _fetch(client, query, SAMPLE + limit)
     return await _TimePage(client, query, attr).rows(asc, offset, offset + limit, first)
 
 
