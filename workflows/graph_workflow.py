@@ -22,6 +22,8 @@ from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 from temporalio.contrib.workflow_streams import WorkflowStream
 from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 
+from .metadata_update import MetadataUpdate
+
 with workflow.unsafe.imports_passed_through():
     from graphrun import engine, lifetime, registry, serde, state, visibility
     from graphrun.channels import MISSING
@@ -119,7 +121,7 @@ class _Invocation:
 
 
 @workflow.defn(name="GraphWorkflow")
-class GraphWorkflow:
+class GraphWorkflow(MetadataUpdate):
     @workflow.init
     def __init__(self, req: StartRequest) -> None:
         self._req = req
@@ -1075,19 +1077,6 @@ class GraphWorkflow:
         workflow.upsert_memo({"metadata": merged})
         if self._lives_now():
             self._changed(merged)
-
-    @workflow.update
-    def update_metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
-        """`set_metadata` that answers once applied (the API's PATCH reads its writes):
-        the thread's metadata after the merge."""
-        self.set_metadata(metadata)
-        merged: dict[str, Any] = workflow.memo_value("metadata", default={}) or {}
-        return merged
-
-    @update_metadata.validator
-    def _validate_update_metadata(self, metadata: dict[str, Any]) -> None:
-        if not isinstance(metadata, dict):
-            raise ValueError("metadata must be a JSON object")
 
     @workflow.signal
     def set_ttl(self, ttl: Any) -> None:

@@ -19,6 +19,8 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
+from .metadata_update import MetadataUpdate
+
 with workflow.unsafe.imports_passed_through():
     from graphrun import lifetime, visibility
     from graphrun.payloads import RecordStart, StartRequest
@@ -27,7 +29,7 @@ LIVES = "graphrun-thread-lives"
 
 
 @workflow.defn(name="ThreadRecord")
-class ThreadRecord:
+class ThreadRecord(MetadataUpdate):
     @workflow.init
     def __init__(self, start: RecordStart | None = None) -> None:
         self._start = start or RecordStart()
@@ -127,19 +129,6 @@ class ThreadRecord:
                     merged, self._start.index_metadata)),
                 *([visibility.GRAPH_NAME.value_set(graph_id)]
                   if isinstance(graph_id, str) else [])])
-
-    @workflow.update
-    def update_metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
-        """`set_metadata` that answers once applied (the API's PATCH reads its writes):
-        the thread's metadata after the merge."""
-        self.set_metadata(metadata)
-        merged: dict[str, Any] = workflow.memo_value("metadata", default={}) or {}
-        return merged
-
-    @update_metadata.validator
-    def _validate_update_metadata(self, metadata: dict[str, Any]) -> None:
-        if not isinstance(metadata, dict):
-            raise ValueError("metadata must be a JSON object")
 
     @workflow.signal
     def set_ttl(self, ttl: Any) -> None:

@@ -39,6 +39,13 @@ async def test_threads_outlive_retention(api_url: str, dev_server: Any) -> None:
     assert out["__interrupt__"]
 
     await _delete_closed_executions(await Client.connect(dev_server.address))
+    # Searched and counted as before: both are open threads in visibility.
+    found = await client.threads.search(metadata={"team": "ops"}, limit=100)
+    assert created in [t["thread_id"] for t in found]
+    assert await client.threads.count(metadata={"team": "ops"}) >= 1
+    done_ids = [t["thread_id"] for t in await client.threads.search(
+        ids=[finished], status="idle")]
+    assert done_ids == [finished]
     thread = await client.threads.get(created)
     assert thread["metadata"] == {"team": "ops"} and thread["status"] == "idle"
     done = await client.threads.get(finished)
