@@ -440,13 +440,13 @@ class GraphClient:
             workflow_status=wf.status.name if wf.status else "UNKNOWN", run_id=wf.run_id)
             for wf in rows]
 
-# Seconds to wait for a thread record (workflows/thread_record.py) still completing.
-RECORD_CLOSE_TIMEOUT = 30.0
+# Seconds to wait for a thread record (workflows/thread_record.py) to become its thread.
+RECORD_ADOPT_TIMEOUT = 30.0
 
 
 class _RecordOpen(Exception):
     """The update reached a workflow of the thread's id that has no such handler: the
-    thread record the Server API starts on `POST /threads`, not yet completed."""
+    thread record made by `POST /threads`, not yet adopted by its first run."""
 
 
 def _unhandled(exc: WorkflowUpdateFailedError) -> bool:
@@ -567,7 +567,7 @@ class RemoteGraph(RunnableGraph):
         with contextlib.suppress(RPCError):  # closed already: the call goes on as usual
             await handle.signal("adopt", args=[self.start_request(tid, None),
                                                self._memo({}, record)["metadata"]])
-        deadline = asyncio.get_running_loop().time() + RECORD_CLOSE_TIMEOUT
+        deadline = asyncio.get_running_loop().time() + RECORD_ADOPT_TIMEOUT
         while asyncio.get_running_loop().time() < deadline:
             try:
                 desc = await handle.describe()
