@@ -20,6 +20,7 @@ from graphrun import registry, relay, serde, state, stream
 from graphrun.channels import MISSING
 from graphrun.checkpoint import TaskCall
 from graphrun.errors import UndeclaredTypeError
+from graphrun.factory import FactoryError, GraphFactory
 from graphrun.payloads import NodeCall, NodeResult, UpdateCall
 from graphrun.runner import CALLS_INLINE, HEARTBEAT, arun_task, handle_error, node_writes, run_task
 from graphrun.types import PUSH, matching_policy
@@ -79,6 +80,15 @@ async def run_node(call: NodeCall) -> NodeResult:
     except (UndeclaredTypeError, ValueError) as exc:
         raise _refuse(f"node '{call.node}' input refused", exc) from None
     config["configurable"] = {**config.get("configurable", {}), "thread_id": call.thread_id}
+    if isinstance(graph := registry.lookup(call.graph), GraphFactory):
+        # The run's own graph, made by its factory for this run (same shape, its nodes).
+        try:
+            spec = (await graph.for_run(_run_key(call, config), config,
+                                        context=task_call.context,
+                                        store=registry.store(call.graph))).spec
+        except FactoryError as exc:
+            raise _refuse(f"graph '{call.graph}'", exc) from None
+        node = spec.nodes[call.node]
     # A cached node's writes come from the worker's cache (a run for a @task call looks
     # that call up instead, in graphrun.calls).
     cache = registry.cache(call.graph)
@@ -157,6 +167,12 @@ async def run_node(call: NodeCall) -> NodeResult:
         raise _refuse(f"node '{call.node}' wrote a value it cannot store", exc) from None
     await caching.aput_json(cache, key, result, out.writes)
     return out
+
+
+def _run_key(call: NodeCall, config: dict[str, Any]) -> str:
+    """Which run a task belongs to: the API's run id, else its thread and checkpoint."""
+    run_id = config["configurable"].get("run_id")
+    return f"run:{run_id}" if run_id else f"{call.thread_id}@{call.checkpoint_id}"
 
 
 @activity.defn(name="route_update")

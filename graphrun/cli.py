@@ -797,6 +797,8 @@ async def cmd_graph(args: argparse.Namespace) -> int:
             raise CLIError(f"no graph {ref!r} in {where}; graphs: {sorted(graphs)} (or pass "
                            f"MODULE:ATTR)")
         graph = graphs[ref]
+        if hasattr(graph, "reason"):
+            raise CLIError(graph.reason)
     if not callable(getattr(graph, "get_graph", None)) or not hasattr(graph, "spec"):
         raise CLIError(f"{ref!r} is a {type(graph).__name__}, not a compiled graph")
     xray: int | bool = args.depth if args.depth is not None else args.xray
@@ -968,7 +970,19 @@ def _graphs(args: argparse.Namespace, *, default_config: bool = False) -> dict[s
             raise CLIError(f"--config {config}: {exc}", 2) from None
     if not graphs:
         raise CLIError("no graphs: pass --graph MODULE:ATTR or --config langgraph.json", 2)
+    if not _served(graphs):
+        raise CLIError(f"--config {config}: no graph could be loaded: "
+                       + "; ".join(g.reason for g in graphs.values()), 2)
     return graphs
+
+
+def _served(graphs: Mapping[str, Any]) -> dict[str, Any]:
+    """The graphs that loaded (a langgraph.json graph that failed is left out)."""
+    return {k: g for k, g in graphs.items() if not hasattr(g, "reason")}
+
+
+def _unserved_lines(graphs: Mapping[str, Any]) -> list[str]:
+    return [f"NOT SERVED: {g.reason}" for g in graphs.values() if hasattr(g, "reason")]
 
 
 def _thread_ttl(args: argparse.Namespace, gc: Any) -> bool:
@@ -1003,7 +1017,8 @@ async def cmd_serve(args: argparse.Namespace) -> int:
                     check_search_attributes=False,  # checked just above
                     refresh_on_read=_thread_ttl(args, gc))
     _print([f"graphrun serve on http://{args.host}:{args.port} (Temporal {conn.address}, "
-            f"task queue {conn.task_queue})", f"graphs: {', '.join(sorted(graphs))}",
+            f"task queue {conn.task_queue})",
+            f"graphs: {', '.join(sorted(_served(graphs)))}", *_unserved_lines(graphs),
             "the graphs run on workers: graphrun worker --config/--graph"])
     # Idle keep-alive connections stay open longer than a client's pool keeps them
     # (uvicorn's 5 s races clients reusing a connection as it closes).
@@ -1077,7 +1092,8 @@ async def cmd_setup(args: argparse.Namespace) -> int:
 
 
 async def cmd_worker(args: argparse.Namespace) -> int:
-    graphs = _graphs(args)
+    loaded = _graphs(args)
+    graphs = _served(loaded)
     store = load_store(args.store) if args.store else None
     cache = load_cache(args.cache) if args.cache else None
     conn = _connection(args)
@@ -1086,6 +1102,7 @@ async def cmd_worker(args: argparse.Namespace) -> int:
     await _require_setup(gc)
     _print([f"graphrun worker on {conn.address} (namespace {conn.namespace}, task queue "
             f"{conn.task_queue})", f"serving graphs: {', '.join(sorted(graphs))}",
+            *_unserved_lines(loaded),
             _encryption_line(conn.encryption), _storage_line(conn.payload_dir),
             _tracing_line(gc), _metrics_line(conn.metrics_bind),
             *([f"store: {args.store}"] if store is not None else []),
@@ -1157,7 +1174,8 @@ async def cmd_dev(args: argparse.Namespace) -> int:
         lines = [f"Temporal dev server: {server.address} (namespace {namespace})",
                  f"Web UI: {server.ui_url or '(disabled)'}",
                  f"state: {db}",
-                 f"worker on task queue {task_queue!r} serving: {', '.join(sorted(graphs))}",
+                 f"worker on task queue {task_queue!r} serving: "
+                 f"{', '.join(sorted(_served(graphs)))}", *_unserved_lines(graphs),
                  _encryption_line(keys), _storage_line(payload_dir), _tracing_line(gc)]
         if args.metrics_bind:
             lines.append(_metrics_line(args.metrics_bind))
@@ -1176,7 +1194,8 @@ async def cmd_dev(args: argparse.Namespace) -> int:
         lines.append("ready; Ctrl-C to stop")
         _print(lines)
         try:
-            await _serve(gc.client, graphs, task_queue, stop, metrics=bool(args.metrics_bind))
+            await _serve(gc.client, _served(graphs), task_queue, stop,
+                         metrics=bool(args.metrics_bind))
         finally:
             if api is not None:
                 api[0].should_exit = True

@@ -20,7 +20,7 @@ from graphrun import errors
 from graphrun.client import GraphClient
 from graphrun.server import assistants, crons, protocol, runs, threads
 from graphrun.server import store as store_api
-from graphrun.server.context import Conflict, NotFound, Server, Unavailable
+from graphrun.server.context import Conflict, GraphUnserved, NotFound, Server, Unavailable
 
 _log = logging.getLogger(__name__)
 
@@ -130,7 +130,8 @@ def _auth(keys: list[str]) -> Callable[..., Awaitable[Response]]:
 
 
 _STATUS: dict[type[Exception], int] = {
-    NotFound: 404, errors.GraphNotFoundError: 422, Conflict: 409, Unavailable: 503,
+    NotFound: 404, errors.GraphNotFoundError: 422, GraphUnserved: 424, Conflict: 409,
+    Unavailable: 503,
     errors.InvalidResumeError: 400, errors.EmptyInputError: 422,
     errors.InvalidUpdateError: 422, errors.UndeclaredTypeError: 422,
     errors.InputLimitError: 413, errors.RunNotFoundError: 404, errors.ThreadBusyError: 409,

@@ -408,7 +408,7 @@ async def _update(server: Server, assistant_id: str, update: str, arg: Any) -> A
 
 async def _graph(request: Request, assistant_id: str) -> tuple[str, Any]:
     server: Server = request.app.state.server
-    graph_id = (await resolve(server, assistant_id))["graph_id"]
+    graph_id = server.servable((await resolve(server, assistant_id))["graph_id"])
     return graph_id, server.graphs[graph_id]
 
 

@@ -1,25 +1,31 @@
 """LangGraph CLI's `langgraph.json`: `{"graphs": {"<graph id>": "./file.py:attr" |
-"module:attr"}, "env": ".env" | {...}}`, paths relative to the file."""
+"module:attr"}, "env": ".env" | {...}}`, paths relative to the file. A graph may be a
+function that makes it (graphrun.factory)."""
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import importlib.util
-import inspect
 import json
+import logging
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+_log = logging.getLogger(__name__)
 
 
 class ConfigError(ValueError):
     """A langgraph.json that cannot be read, or names a graph that cannot be loaded."""
 
 
-def load_config(path: str | Path) -> dict[str, Any]:
-    """The graphs a langgraph.json names, by graph id (LangGraph objects converted)."""
+def load_config(path: str | Path, *, store: Any = None) -> dict[str, Any]:
+    """The graphs a langgraph.json names, by graph id (LangGraph objects converted, a
+    factory as a `GraphFactory`). A graph that cannot be loaded or built is an `Unserved`
+    naming why, logged here: every other graph is served (`served()` drops it). `store`:
+    the store a factory's ServerRuntime carries."""
+    from graphrun.factory import GraphFactory, is_factory
     from graphrun.worker import as_graphrun
 
     file = Path(path)
@@ -32,11 +38,38 @@ def load_config(path: str | Path) -> dict[str, Any]:
     _load_env(file.parent, config.get("env"))
     graphs: dict[str, Any] = {}
     for graph_id, ref in config["graphs"].items():
-        obj = _load(file.parent, graph_id, ref)
-        if _is_factory(obj):
-            obj = _from_factory(graph_id, obj)
-        graphs[graph_id] = as_graphrun(obj, graph_id) if not hasattr(obj, "spec") else obj
+        try:
+            obj = _load(file.parent, graph_id, ref)
+            if is_factory(obj):
+                obj = GraphFactory(graph_id, obj, store=store)
+            graph = as_graphrun(obj, graph_id) if not hasattr(obj, "spec") else obj
+            if not hasattr(graph, "spec"):
+                raise ConfigError(f"graph {graph_id!r}: {ref!r} is a {type(graph).__name__}, "
+                                  f"not a graph or a function that makes one.")
+        except Exception as exc:
+            reason = str(exc) if isinstance(exc, ConfigError) else \
+                f"graph {graph_id!r} ({ref!r}) failed to load: {type(exc).__name__}: {exc}"
+            _log.error("%s: %s; the other graphs are served", file, reason,
+                       exc_info=not isinstance(exc, ConfigError))
+            graph = Unserved(graph_id, reason)
+        graphs[graph_id] = graph
     return graphs
+
+
+class Unserved:
+    """A graph of langgraph.json that could not be loaded or built: its routes answer
+    424 with `reason`, and no worker registers it."""
+
+    def __init__(self, graph_id: str, reason: str) -> None:
+        self.graph_id, self.reason = graph_id, reason
+
+    def __repr__(self) -> str:
+        return f"Unserved({self.graph_id!r}: {self.reason})"
+
+
+def served(graphs: dict[str, Any]) -> dict[str, Any]:
+    """The graphs that loaded (what a worker registers)."""
+    return {k: g for k, g in graphs.items() if not isinstance(g, Unserved)}
 
 
 def thread_ttl(path: str | Path) -> tuple[Any, bool]:
@@ -67,48 +100,6 @@ def thread_ttl(path: str | Path) -> tuple[Any, bool]:
     except ValueError as exc:
         raise ConfigError(f"{file}: checkpointer.ttl: {exc}") from None
     return chosen, bool(ttl.get("refresh_on_read", True))
-
-
-def _is_factory(obj: Any) -> bool:
-    """A function that makes the graph (LangGraph's server allows one), not a graph."""
-    from graphrun.bridge import is_langgraph
-
-    return (inspect.isfunction(obj) or inspect.ismethod(obj)) and not is_langgraph(obj) \
-        and not hasattr(obj, "spec")
-
-
-def _from_factory(graph_id: str, factory: Any) -> Any:
-    """The graph a factory makes, called once when the graphs are loaded with an empty
-    config: a workflow needs one fixed shape per graph id, so unlike LangGraph's server
-    the factory is not called again for each run. It may take the config or nothing,
-    be async, or be a (async) context manager that yields the graph."""
-    takes = len(inspect.signature(factory).parameters)
-    made = factory({"configurable": {}}) if takes else factory()
-    if inspect.isawaitable(made):
-        made = _run(_awaited(made))
-    if hasattr(made, "__aenter__"):
-        made = _run(made.__aenter__())  # kept open for the life of the process
-    elif hasattr(made, "__enter__") and not hasattr(made, "invoke"):
-        made = made.__enter__()
-    if made is None:
-        raise ConfigError(f"graph {graph_id!r}: its factory returned nothing.")
-    return made
-
-
-async def _awaited(value: Any) -> Any:
-    return await value
-
-
-def _run(coro: Any) -> Any:
-    """Run a factory's coroutine to its end, also when called from inside a loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def _load(base: Path, graph_id: str, ref: Any) -> Any:

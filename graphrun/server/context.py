@@ -19,6 +19,10 @@ class Conflict(RuntimeError):
     """A thread that exists already, or is busy."""
 
 
+class GraphUnserved(RuntimeError):
+    """A graph of langgraph.json that failed to load or build: 424, saying why."""
+
+
 class Unavailable(RuntimeError):
     """Temporal, or the workers that answer a thread's queries, did not answer in time."""
 
@@ -37,12 +41,17 @@ class Server:
         """The graph an `assistant_id` names: a graph id or its default assistant's id."""
         from graphrun.server.shapes import assistant_id
 
-        if assistant in self.graphs:
-            return assistant
         for g in self.graphs:
-            if assistant_id(g) == assistant:
+            if assistant in (g, assistant_id(g)):
                 return g
         raise errors.GraphNotFoundError(f"Assistant {assistant!r} not found. Graphs served: "
                                         f"{sorted(self.graphs)}.")
+
+    def servable(self, graph_id: str) -> str:
+        """`graph_id`, unless it failed to load (GraphUnserved, saying why)."""
+        reason = getattr(self.graphs.get(graph_id), "reason", None)
+        if reason is not None:
+            raise GraphUnserved(reason)
+        return graph_id
 
 

@@ -123,7 +123,7 @@ class _Run:
         self.body = body.model_copy(update={"config": config, "context": context})
         self.assistant_id = assistant["assistant_id"]
         self.run_id = str(uuid.uuid4())
-        self.graph = assistant["graph_id"]
+        self.graph = self.server.servable(assistant["graph_id"])
         self.remote = self.server.gc.graph(self.graph)
         self.where = f"/threads/{thread_id}/runs/{self.run_id}"
 

@@ -13,7 +13,6 @@ worker and the API on the session's dev server. test_upstream.py runs the suite.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -147,27 +146,13 @@ def upstream(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFacto
 
 # -- serving its graphs ------------------------------------------------------------------
 def load_graphs(config: Path) -> tuple[dict[str, Any], dict[str, str]]:
-    """Each graph of langgraph.json through graphrun's loader, one at a time, so that a
-    graph that cannot be served does not keep the others from being served."""
-    from graphrun.server.config import load_config
+    """langgraph.json's graphs through graphrun's loader: those it serves, and those it
+    could not load (graph id -> why; the others are served all the same)."""
+    from graphrun.server.config import load_config, served
 
-    spec = json.loads(config.read_text())
-    graphs: dict[str, Any] = {}
-    unserved: dict[str, str] = {}
-    for graph_id, ref in spec["graphs"].items():
-        one = config.with_name(f"langgraph.graphrun-{graph_id}.json")
-        one.write_text(json.dumps({**spec, "graphs": {graph_id: ref}}))
-        try:
-            graph = load_config(one)[graph_id]
-        except Exception as exc:  # an import the graph needs, or the loader's refusal
-            unserved[graph_id] = f"{ref}: {type(exc).__name__}: {exc}"
-            continue
-        if not hasattr(graph, "spec"):
-            unserved[graph_id] = (f"{ref}: load_config gave a {type(graph).__name__}, "
-                                  f"not a compiled graph (create_worker refuses it)")
-            continue
-        graphs[graph_id] = graph
-    return graphs, unserved
+    graphs = load_config(config)
+    unserved = {g: graph.reason for g, graph in graphs.items() if g not in served(graphs)}
+    return served(graphs), unserved
 
 
 @pytest.fixture(scope="module")
