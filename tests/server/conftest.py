@@ -135,7 +135,8 @@ class _ApiHost:
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
                                                     log_level="warning", lifespan="off",
                                                     timeout_keep_alive=75))
-        async with create_worker(client, self.graphs, task_queue=self.queue,
+        served = {k: g for k, g in self.graphs.items() if not hasattr(g, "reason")}
+        async with create_worker(client, served, task_queue=self.queue,
                                  store=self.app_options.get("store")):
             await _polling(client, self.queue)
             serving = asyncio.ensure_future(self.server.serve())
