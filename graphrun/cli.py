@@ -103,6 +103,7 @@ def _env_flag(name: str) -> bool:
 
 
 KEEP_ALIVE_SECONDS = 75  # the API's idle HTTP connections (see cmd_serve)
+STUDIO_ORIGIN = "https://smith.langchain.com"  # LangGraph Studio calls `graphrun dev` from it
 
 
 def _connection_parent() -> _Parser:
@@ -188,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--api-port", type=int, default=2024,
                      help="port of the LangGraph Server API on 127.0.0.1 (default 2024)")
     dev.add_argument("--no-api", action="store_true", help="do not serve the HTTP API")
+    dev.add_argument("--store", default=None, metavar="MODULE:ATTR",
+                     help="LangGraph store (BaseStore) the graphs and /store/... share "
+                          "(default: an in-memory one, gone when dev stops)")
     dev.add_argument("--ui-codec-endpoint", default=None, metavar="URL",
                      help="codec server the Web UI decodes payloads with, e.g. "
                           "http://localhost:8081 (see `graphrun codec-server`)")
@@ -985,19 +989,22 @@ def _unserved_lines(graphs: Mapping[str, Any]) -> list[str]:
     return [f"NOT SERVED: {g.reason}" for g in graphs.values() if hasattr(g, "reason")]
 
 
-def _thread_ttl(args: argparse.Namespace, gc: Any) -> bool:
-    """langgraph.json's checkpointer.ttl onto the API's client; whether reads refresh."""
+def _server_options(args: argparse.Namespace, gc: Any) -> tuple[dict[str, Any], list[str]]:
+    """build_app's options from langgraph.json (its checkpointer.ttl onto the API's client,
+    its http), and a line for each of its keys graphrun does not act on."""
     config = args.config or ("langgraph.json" if not args.graph
                              and os.path.exists("langgraph.json") else None)
     if not config:
-        return True
-    from graphrun.server.config import ConfigError, thread_ttl
+        return {}, []
+    from graphrun.server.config import ConfigError, http_options, thread_ttl, unused_keys
 
     try:
         gc.default_ttl, refresh = thread_ttl(config)
+        options = {"refresh_on_read": refresh, "http": http_options(config)}
+        notes = [f"{config}: not used: {line}" for line in unused_keys(config)]
     except ConfigError as exc:
         raise CLIError(f"--config {config}: {exc}", 2) from None
-    return refresh
+    return options, notes
 
 
 async def cmd_serve(args: argparse.Namespace) -> int:
@@ -1012,14 +1019,15 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     conn = _connection(args)
     gc = await _connect(conn)
     await _require_setup(gc)
+    options, notes = _server_options(args, gc)
     app = build_app(gc, graphs, cors_origins=args.cors_origin or (),
                     store=load_store(args.store) if args.store else None,
                     check_search_attributes=False,  # checked just above
-                    refresh_on_read=_thread_ttl(args, gc))
+                    **options)
     _print([f"graphrun serve on http://{args.host}:{args.port} (Temporal {conn.address}, "
             f"task queue {conn.task_queue})",
             f"graphs: {', '.join(sorted(_served(graphs)))}", *_unserved_lines(graphs),
-            "the graphs run on workers: graphrun worker --config/--graph"])
+            "the graphs run on workers: graphrun worker --config/--graph", *notes])
     # Idle keep-alive connections stay open longer than a client's pool keeps them
     # (uvicorn's 5 s races clients reusing a connection as it closes).
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
@@ -1153,6 +1161,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
     # Large states stay out of history by default: on one machine, files are enough.
     payload_dir = None if args.no_payload_store else str(
         Path(args.payload_dir or _payload_dir_env() or default_payload_dir(db)).resolve())
+    store = _dev_store(args)
     stop = _stop_event()
     server = DevServer(port=args.port, ui=not args.no_ui,
                        ui_port=None if args.no_ui else args.ui_port, db_filename=db,
@@ -1189,13 +1198,18 @@ async def cmd_dev(args: argparse.Namespace) -> int:
         if payload_dir and payload_dir != _payload_dir_env():
             # Other commands read a large state from the same files.
             lines.append(f"export GRAPHRUN_PAYLOAD_DIR={payload_dir}")
-        api = None if args.no_api else _api(gc, graphs, args.api_port, lines,
-                                            refresh_on_read=_thread_ttl(args, gc))
+        options, notes = _server_options(args, gc)
+        lines += notes
+        api = None if args.no_api else _api(gc, graphs, args.api_port, lines, store=store,
+                                            **options)
         lines.append("ready; Ctrl-C to stop")
         _print(lines)
         try:
+            # The default store goes to the nodes too, unless a graph brings its own.
+            own = any(getattr(g, "store", None) is not None for g in _served(graphs).values())
             await _serve(gc.client, _served(graphs), task_queue, stop,
-                         metrics=bool(args.metrics_bind))
+                         metrics=bool(args.metrics_bind),
+                         store=store if args.store or not own else None)
         finally:
             if api is not None:
                 api[0].should_exit = True
@@ -1206,9 +1220,21 @@ async def cmd_dev(args: argparse.Namespace) -> int:
     return 0
 
 
-def _api(gc: Any, graphs: Mapping[str, Any], port: int, lines: list[str], *,
-         refresh_on_read: bool = True) -> Any:
-    """The LangGraph Server API next to the dev worker, if the server extra is there."""
+def _dev_store(args: argparse.Namespace) -> Any:
+    """`graphrun dev`'s store: --store, else an in-memory one (as `langgraph dev`)."""
+    if args.store:
+        return load_store(args.store)
+    try:
+        from langgraph.store.memory import InMemoryStore
+    except ImportError:  # without LangGraph installed, no store is served
+        return None
+    return InMemoryStore()
+
+
+def _api(gc: Any, graphs: Mapping[str, Any], port: int, lines: list[str],
+         **options: Any) -> Any:
+    """The LangGraph Server API next to the dev worker, if the server extra is there: for
+    browser apps on this machine and LangGraph Studio."""
     try:
         import uvicorn
 
@@ -1216,7 +1242,8 @@ def _api(gc: Any, graphs: Mapping[str, Any], port: int, lines: list[str], *,
     except ImportError:
         lines.append("LangGraph Server API: off (pip install 'graphrun[server]')")
         return None
-    app = build_app(gc, graphs, cors_localhost=True, refresh_on_read=refresh_on_read)
+    app = build_app(gc, graphs, cors_localhost=True, cors_origins=[STUDIO_ORIGIN],
+                    private_network=True, **options)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
                                            log_level="warning", lifespan="off",
                                            timeout_keep_alive=KEEP_ALIVE_SECONDS))

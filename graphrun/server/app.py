@@ -8,6 +8,7 @@ import hmac
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from importlib import metadata
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -21,9 +22,14 @@ from graphrun.client import GraphClient
 from graphrun.server import assistants, crons, protocol, runs, threads
 from graphrun.server import store as store_api
 from graphrun.server.context import Conflict, GraphUnserved, NotFound, Server, Unavailable
+from graphrun.server.http import HttpOptions
 
 _log = logging.getLogger(__name__)
 
+try:
+    VERSION = metadata.version("graphrun")
+except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+    VERSION = "0.0.0"
 # Headers a browser client must be allowed to read (LangGraph's SDK reads them).
 EXPOSED = ["Content-Location", "Location", "X-Pagination-Next"]
 
@@ -32,7 +38,10 @@ EXPOSED = ["Content-Location", "Location", "X-Pagination-Next"]
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     if app.state.check_search_attributes:
         await _require_setup(app.state.server.gc)
-    yield
+    user_app = app.state.http.app
+    async with (user_app.router.lifespan_context(user_app) if user_app is not None
+                else contextlib.nullcontext()):
+        yield
     protocol.close(app)  # the threads' event feeds stop reading with the app
 
 
@@ -57,7 +66,8 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
               api_keys: Sequence[str] | None = None,
               cors_origins: Sequence[str] = (), cors_localhost: bool = False,
               store: Any = None, check_search_attributes: bool = True,
-              refresh_on_read: bool = True) -> FastAPI:
+              refresh_on_read: bool = True, http: HttpOptions | None = None,
+              private_network: bool = False) -> FastAPI:
     """The LangGraph Server API for `graphs` (graph id -> compiled graph) on `gc`'s Temporal.
 
     `api_keys` (default: `GRAPHRUN_API_KEY`, comma-separated): every route but `/ok`
@@ -70,9 +80,19 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     too when `gc` keeps none: `GraphClient(search_attributes=False)`).
     `refresh_on_read`: reading a thread that has a TTL starts its TTL again (LangGraph's
     `checkpointer.ttl.refresh_on_read`); the TTL of new threads is `gc.default_ttl`.
+    `http`: langgraph.json's `http` (graphrun.server.http): the user's app, whose routes
+    come first, CORS options (they replace `cors_origins`), parts of the API turned off,
+    the headers a run's config carries. `private_network`: answer CORS preflights with
+    `Access-Control-Allow-Private-Network` (a public page, e.g. LangGraph Studio, calling
+    a server on this machine; `graphrun dev` sets it) for the origins allowed.
     """
+    http = http or HttpOptions()
+    off = http.disabled
     app = FastAPI(title="graphrun", description="The LangGraph Server API, served from "
-                  "Temporal by graphrun.", version="0.1.0", lifespan=_lifespan)
+                  "Temporal by graphrun.", version=VERSION, lifespan=_lifespan,
+                  **({"docs_url": None, "redoc_url": None, "openapi_url": None}
+                     if "meta" in off else {}))
+    app.state.http = http
     app.state.server = Server(gc, graphs)
     app.state.server.refresh_on_read = refresh_on_read
     app.state.check_search_attributes = check_search_attributes
@@ -82,11 +102,14 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     app.state.api_keys = keys  # websockets (protocol.py) check them: the middleware is HTTP's
     if keys:
         app.middleware("http")(_auth(keys))
-    if cors_origins or cors_localhost:  # a browser app (Agent Inbox) calls from its origin
+    if http.cors is not None:
+        app.add_middleware(CORSMiddleware, **http.cors)
+    elif cors_origins or cors_localhost:  # a browser app (Agent Inbox) calls from its origin
         app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins),
                            allow_origin_regex=(r"http://(localhost|127\.0\.0\.1)(:\d+)?"
                                                if cors_localhost else None),
-                           allow_methods=["*"], allow_headers=["*"], expose_headers=EXPOSED)
+                           allow_methods=["*"], allow_headers=["*"], expose_headers=EXPOSED,
+                           allow_private_network=private_network)
     for exc_type, status in _STATUS.items():
         app.add_exception_handler(exc_type, _error(status))
     app.add_exception_handler(RequestValidationError, _invalid)
@@ -97,19 +120,36 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     async def ok() -> dict[str, bool]:
         return {"ok": True}
 
-    @app.get("/info")
-    async def info() -> dict[str, Any]:
-        return {"version": "0.1.0", "langgraph_py_version": None,
-                "flags": {"assistants": True, "crons": True, "langsmith": False,
-                          "strict_resume": True}}
+    if "meta" not in off:
+        @app.get("/info")
+        async def info() -> dict[str, Any]:
+            return {"version": VERSION, "langgraph_py_version": _langgraph_version(),
+                    "flags": {"assistants": "assistants" not in off,
+                              "crons": "runs" not in off, "langsmith": False,
+                              "strict_resume": True}}
 
-    app.include_router(assistants.router)
-    app.include_router(threads.router)
-    app.include_router(crons.router)  # before runs: /runs/crons is not a run id
-    app.include_router(runs.router)
-    app.include_router(store_api.router)
-    app.include_router(protocol.router)  # v3 streaming: /threads/{id}/commands, .../stream/events
+    if "assistants" not in off:
+        app.include_router(assistants.router)
+    if "threads" not in off:
+        app.include_router(threads.router)
+    if "runs" not in off:  # crons are runs' too; and the v3 protocol starts runs
+        app.include_router(crons.router)  # before runs: /runs/crons is not a run id
+        app.include_router(runs.router)
+        # v3 streaming: /threads/{id}/commands, .../stream/events
+        app.include_router(protocol.router)
+    if "store" not in off:
+        app.include_router(store_api.router)
+    if http.app is not None:  # the user's routes come first, as on LangGraph's server
+        app.router.routes[0:0] = list(http.app.routes)
+        app.user_middleware[0:0] = list(getattr(http.app, "user_middleware", ()))
     return app
+
+
+def _langgraph_version() -> str | None:
+    try:
+        return metadata.version("langgraph")
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def _auth(keys: list[str]) -> Callable[..., Awaitable[Response]]:

@@ -102,17 +102,86 @@ def thread_ttl(path: str | Path) -> tuple[Any, bool]:
     return chosen, bool(ttl.get("refresh_on_read", True))
 
 
-def _load(base: Path, graph_id: str, ref: Any) -> Any:
+# langgraph.json's keys: served here, read at build time only (the image's), and the rest.
+SERVED_KEYS = frozenset({"graphs", "env", "http", "checkpointer", "auth", "store"})
+BUILD_KEYS = frozenset({"python_version", "node_version", "dependencies", "dockerfile_lines",
+                        "base_image", "image_distro", "pip_config_file", "pip_installer",
+                        "keep_pkg_tools", "api_version", "source", "_INTERNAL_docker_tag"})
+# Keys of a served section that graphrun does not act on, and why.
+UNUSED = {
+    "checkpointer.path": "threads live in Temporal workflows, not a checkpointer",
+    "checkpointer.serde": "graphrun's own serializer and payload codec keep thread data",
+    "checkpointer.ttl.sweep_limit": "each thread's TTL is a durable timer of its own",
+    "store.index": "the store is the one given to `--store` (or an in-memory one), "
+                   "indexed as it is built",
+    "store.ttl": "the store is the one given to `--store`, with its own TTL",
+    "http.mount_prefix": "graphrun serves at the root",
+    "http.logging_headers": "graphrun logs no request headers",
+    "http.middleware_order": "the user's middleware runs outside graphrun's",
+}
+
+
+def unused_keys(path: str | Path) -> list[str]:
+    """Warnings for what langgraph.json holds that graphrun does not act on: each key
+    named with why (build-time keys are read by the image build, not here)."""
+    config = _read(Path(path))
+    out = [f"{k}: {why}" for k, why in UNUSED.items() if _has(config, k)]
+    out += [f"{k}: not a langgraph.json key graphrun knows" for k in sorted(config)
+            if k not in SERVED_KEYS | BUILD_KEYS]
+    from graphrun.server.http import KEYS
+    http = config.get("http") or {}
+    out += [f"http.{k}: not a key graphrun knows" for k in sorted(http)
+            if k not in KEYS and f"http.{k}" not in UNUSED]
+    return out
+
+
+def http_options(path: str | Path) -> Any:
+    """langgraph.json's `http`, as `build_app(http=...)` takes it (its `app` loaded)."""
+    from graphrun.server.http import HttpOptions, options
+
+    file = Path(path)
+    http = _read(file).get("http")
+    if http is None:
+        return HttpOptions()
+    if not isinstance(http, dict):
+        raise ConfigError(f"{file}: http must be an object")
+    try:
+        return options(http, lambda ref: _load(file.parent, "http_app", ref, "http.app"))
+    except ValueError as exc:
+        raise ConfigError(f"{file}: {exc}") from None
+
+
+def _read(file: Path) -> dict[str, Any]:
+    try:
+        config = json.loads(file.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{file}: cannot read it as JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"{file}: expected a JSON object")
+    return config
+
+
+def _has(config: dict[str, Any], dotted: str) -> bool:
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _load(base: Path, graph_id: str, ref: Any, what: str | None = None) -> Any:
+    """The object `ref` ("./file.py:attr" or "module:attr", relative to `base`) names."""
+    what = what or f"graph {graph_id!r}"
     target = ref.get("path") if isinstance(ref, dict) else ref
     if not isinstance(target, str) or ":" not in target:
-        raise ConfigError(f"graph {graph_id!r}: expected './file.py:attr' or 'module:attr', "
-                          f"got {ref!r}.")
+        raise ConfigError(f"{what}: expected './file.py:attr' or 'module:attr', got {ref!r}.")
     where, attr = target.rsplit(":", 1)
     if where.endswith(".py") or "/" in where:
         file = (base / where).resolve()
         spec = importlib.util.spec_from_file_location(f"langgraph_json_{graph_id}", file)
         if spec is None or spec.loader is None or not file.exists():
-            raise ConfigError(f"graph {graph_id!r}: no Python file {file}.")
+            raise ConfigError(f"{what}: no Python file {file}.")
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         if str(file.parent) not in sys.path:
@@ -125,7 +194,7 @@ def _load(base: Path, graph_id: str, ref: Any) -> Any:
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise ConfigError(f"graph {graph_id!r}: {where} has no attribute {attr!r}.")
+            raise ConfigError(f"{what}: {where} has no attribute {attr!r}.")
         obj = getattr(obj, part)
     return obj
 

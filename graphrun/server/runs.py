@@ -126,6 +126,8 @@ class _Run:
         self.graph = self.server.servable(assistant["graph_id"])
         self.remote = self.server.gc.graph(self.graph)
         self.where = f"/threads/{thread_id}/runs/{self.run_id}"
+        # langgraph.json's http.configurable_headers: the request headers the run carries
+        self.headers = request.app.state.http.headers.of(request.headers)
 
     @classmethod
     async def of(cls, request: Request, thread_id: str, body: RunCreate) -> _Run:
@@ -157,7 +159,8 @@ class _Run:
         # As LangGraph's server: nodes find the run's assistant, graph and id here (and
         # Runtime.server_info is built from them).
         config["configurable"] = {"assistant_id": self.assistant_id, "graph_id": self.graph,
-                                  "run_id": self.run_id, **config["configurable"]}
+                                  "run_id": self.run_id, **config["configurable"],
+                                  **self.headers}
         result: RunResult = await self.remote._run(
             _input(b), config, options, stream=live,
             stream_to=self.run_id if live else "", run_id=self.run_id, record=record,
