@@ -996,11 +996,20 @@ def _server_options(args: argparse.Namespace, gc: Any) -> tuple[dict[str, Any], 
                              and os.path.exists("langgraph.json") else None)
     if not config:
         return {}, []
-    from graphrun.server.config import ConfigError, http_options, thread_ttl, unused_keys
+    from graphrun.server.config import (
+        ConfigError,
+        auth_options,
+        http_options,
+        thread_ttl,
+        unused_keys,
+    )
 
     try:
         gc.default_ttl, refresh = thread_ttl(config)
         options = {"refresh_on_read": refresh, "http": http_options(config)}
+        auth = auth_options(config)  # custom auth (graphrun.server.auth)
+        if auth is not None:
+            options["auth"] = auth
         notes = [f"{config}: not used: {line}" for line in unused_keys(config)]
     except ConfigError as exc:
         raise CLIError(f"--config {config}: {exc}", 2) from None
@@ -1243,7 +1252,7 @@ def _api(gc: Any, graphs: Mapping[str, Any], port: int, lines: list[str],
         lines.append("LangGraph Server API: off (pip install 'graphrun[server]')")
         return None
     app = build_app(gc, graphs, cors_localhost=True, cors_origins=[STUDIO_ORIGIN],
-                    private_network=True, **options)
+                    private_network=True, studio_auth=True, **options)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
                                            log_level="warning", lifespan="off",
                                            timeout_keep_alive=KEEP_ALIVE_SECONDS))

@@ -181,7 +181,9 @@ def _runtime(access_context: str, config: dict[str, Any], store: Any, context: A
     if store is None:
         from langgraph.store.memory import InMemoryStore
         store = InMemoryStore()
-    user = (config.get("configurable") or {}).get("langgraph_auth_user")
+    from graphrun.users import user_of
+
+    user = user_of((config.get("configurable") or {}).get("langgraph_auth_user"))
     if access_context == "threads.create_run":
         return _ExecutionRuntime(access_context=access_context, user=user, store=store,
                                  context=context)

@@ -79,8 +79,10 @@ def server_info_of(configurable: Mapping[str, Any]) -> ServerInfo | None:
     """Built from the configurable keys the Server API sets (`assistant_id`, `graph_id`,
     `langgraph_auth_user`), as LangGraph builds it; None without them."""
     assistant_id, graph_id = configurable.get("assistant_id"), configurable.get("graph_id")
-    user = configurable.get("langgraph_auth_user")
-    user = user if user is not None and hasattr(user, "identity") else None
+    from graphrun.users import user_of
+
+    # The API carries the user as JSON: AuthUser gives it `.identity` and `["identity"]`.
+    user = user_of(configurable.get("langgraph_auth_user"))
     if assistant_id is None and graph_id is None and user is None:
         return None
     return ServerInfo(assistant_id=str(assistant_id or ""), graph_id=str(graph_id or ""),

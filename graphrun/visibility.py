@@ -153,10 +153,10 @@ def quote(value: str) -> str:
 
 def where(*, status: str | None = None, graph: str | None = None,
           metadata: Mapping[str, Any] | None = None, ids: Sequence[str] | None = None,
-          base: str = THREADS) -> str:
+          base: str = THREADS, auth: Mapping[str, Any] | None = None) -> str:
     """The visibility query of the threads that match: GraphStatus, GraphName, every
     GraphMetadata entry of a metadata filter (KeywordList `=` is "contains"), and
-    workflow ids."""
+    workflow ids; and an authorization handler's filter, `auth` (see `auth_clause`)."""
     clauses = [base]
     if status is not None:
         clauses.append(f"GraphStatus = {quote(status)}")
@@ -165,7 +165,30 @@ def where(*, status: str | None = None, graph: str | None = None,
     clauses += [f"GraphMetadata = {quote(e)}" for e in filter_entries(metadata or {})]
     if ids is not None:
         clauses.append(f"WorkflowId IN ({', '.join(quote(i) for i in ids) or quote('')})")
+    if auth:
+        clauses.append(auth_clause(auth))
     return " AND ".join(clauses)
+
+
+def auth_clause(filters: Mapping[str, Any]) -> str:
+    """The visibility condition of an authorization handler's filter on metadata (the
+    LangGraph Server API's custom auth): `{key: value}` and `{key: {"$eq": value}}` are
+    the entry of the key equal to that whole value (any JSON value); keys are ANDed;
+    `$or` / `$and` take lists of such filters. `$contains` (an element of a list) has no
+    entry of its own: ValueError."""
+    parts: list[str] = []
+    for key, value in filters.items():
+        if key in ("$or", "$and"):
+            groups = [auth_clause(g) for g in value]
+            parts.append("(" + (" OR " if key == "$or" else " AND ").join(groups) + ")")
+            continue
+        if isinstance(value, dict):
+            op = next(iter(value), None)
+            if op != "$eq":
+                raise ValueError(f"filter on {key!r}: {op!r} cannot be searched by")
+            value = value[op]
+        parts.append(f"GraphMetadata = {quote(entry(str(key), value))}")
+    return "(" + " AND ".join(parts) + ")" if parts else "(WorkflowId != '')"  # any
 
 
 async def count(client: Client, query: str) -> int:

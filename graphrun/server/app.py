@@ -67,7 +67,8 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
               cors_origins: Sequence[str] = (), cors_localhost: bool = False,
               store: Any = None, check_search_attributes: bool = True,
               refresh_on_read: bool = True, http: HttpOptions | None = None,
-              private_network: bool = False) -> FastAPI:
+              private_network: bool = False, auth: Any = None,
+              studio_auth: bool = False) -> FastAPI:
     """The LangGraph Server API for `graphs` (graph id -> compiled graph) on `gc`'s Temporal.
 
     `api_keys` (default: `GRAPHRUN_API_KEY`, comma-separated): every route but `/ok`
@@ -85,6 +86,12 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     the headers a run's config carries. `private_network`: answer CORS preflights with
     `Access-Control-Allow-Private-Network` (a public page, e.g. LangGraph Studio, calling
     a server on this machine; `graphrun dev` sets it) for the origins allowed.
+    `auth`: custom auth, a `langgraph_sdk.Auth` (or langgraph.json's `auth` as
+    graphrun.server.config.auth_options reads it): its `@auth.authenticate` runs on every
+    request and its `@auth.on...` handlers authorize each access (graphrun.server.auth);
+    it replaces the API keys. `studio_auth` (`graphrun dev`, unless the config's
+    `disable_studio_auth`): a request with `x-auth-scheme: langsmith` is LangGraph
+    Studio's, as on `langgraph dev`.
     """
     http = http or HttpOptions()
     off = http.disabled
@@ -99,6 +106,9 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     app.state.store = store
     keys = [k.strip() for k in (api_keys if api_keys is not None else
                                 os.environ.get("GRAPHRUN_API_KEY", "").split(",")) if k.strip()]
+    authz = _custom_auth(app, auth, keys if api_keys is not None else None, studio_auth, http)
+    if authz is not None:
+        keys = []  # custom auth decides who calls
     app.state.api_keys = keys  # websockets (protocol.py) check them: the middleware is HTTP's
     if keys:
         app.middleware("http")(_auth(keys))
@@ -143,6 +153,50 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
         app.router.routes[0:0] = list(http.app.routes)
         app.user_middleware[0:0] = list(getattr(http.app, "user_middleware", ()))
     return app
+
+
+def _custom_auth(app: FastAPI, auth: Any, keys: Sequence[str] | None, studio: bool,
+                 http: HttpOptions) -> Any:
+    """Custom auth's middleware, refusals and OpenAPI security, on `app` (or None)."""
+    app.state.authz = None
+    if auth is None:
+        return None
+    from graphrun.server import auth as custom
+
+    if keys:
+        raise ValueError("build_app: give api_keys or auth, not both: custom auth decides "
+                         "who calls.")
+    if os.environ.get("GRAPHRUN_API_KEY", "").strip():
+        _log.warning("graphrun API: custom auth is on; GRAPHRUN_API_KEY is not used")
+    options = auth if isinstance(auth, custom.AuthOptions) else custom.AuthOptions(auth)
+    authz = custom.Authz(options.auth, studio=studio and not options.disable_studio_auth)
+    app.state.authz = authz
+    # The user's own routes are open unless http.enable_custom_route_auth (LangGraph's).
+    user_routes = list(http.app.routes) if http.app is not None and \
+        not http.custom_route_auth else []
+    app.add_middleware(custom.AuthMiddleware, authz=authz, user_routes=user_routes)
+    app.add_exception_handler(custom.Denied, custom.denied_response)
+    if options.openapi:
+        _secure_openapi(app, options.openapi)
+    return authz
+
+
+def _secure_openapi(app: FastAPI, security: Mapping[str, Any]) -> None:
+    """langgraph.json `auth.openapi`: its `securitySchemes` and `security` in the spec."""
+    plain = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            spec = plain()
+            if security.get("securitySchemes"):
+                spec.setdefault("components", {})["securitySchemes"] = dict(
+                    security["securitySchemes"])
+            if security.get("security") is not None:
+                spec["security"] = list(security["security"])
+            app.openapi_schema = spec
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def _langgraph_version() -> str | None:

@@ -29,7 +29,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from graphrun import visibility
 from graphrun.errors import GraphNotFoundError
-from graphrun.server import shapes
+from graphrun.server import auth, shapes
 from graphrun.server.context import Conflict, NotFound, Server
 from graphrun.workflows.records import (
     ASSISTANT_MEMO,
@@ -184,7 +184,8 @@ async def _record(server: Server, assistant_id: str) -> dict[str, Any] | None:
 
 
 async def _user_assistants(server: Server, graph_id: str | None,
-                           metadata: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+                           metadata: dict[str, Any] | None = None,
+                           authorized: Any = None) -> list[dict[str, Any]]:
     """The user assistants of this deployment (its task queue) that visibility finds by
     graph and metadata (each one's memo still decides: records from before the metadata
     index have none)."""
@@ -198,11 +199,14 @@ async def _user_assistants(server: Server, graph_id: str | None,
         wanted = " AND ".join(f"GraphMetadata = {_literal(e)}"
                               for e in visibility.filter_entries(metadata))
         clauses.append(f"(({wanted}) OR GraphMetadata IS NULL)")
+    if authorized and gc.search_attributes:  # an authorization handler's filter
+        clauses.append(visibility.auth_clause(authorized))
     prefix = _workflow_id(server, "")
     found = []
     async for wf in gc.client.list_workflows(" AND ".join(clauses)):
         memo = await wf.memo_value(ASSISTANT_MEMO, None)
-        if wf.id.startswith(prefix) and isinstance(memo, dict):
+        if wf.id.startswith(prefix) and isinstance(memo, dict) and auth.matches(
+                memo.get("metadata"), authorized):
             found.append(memo)
     return found
 
@@ -231,15 +235,18 @@ def _matches(a: dict[str, Any], q: AssistantCount) -> bool:
             and (not q.name or q.name.lower() in (a.get("name") or "").lower()))
 
 
-async def _found(server: Server, q: AssistantCount) -> list[dict[str, Any]]:
+async def _found(server: Server, q: AssistantCount, authorized: Any = None
+                 ) -> list[dict[str, Any]]:
     defaults = [shapes.assistant(g, DEFAULT_CREATED_AT) for g in sorted(server.graphs)]
-    users = await _user_assistants(server, q.graph_id, q.metadata)
+    defaults = [a for a in defaults if auth.matches(a["metadata"], authorized)]
+    users = await _user_assistants(server, q.graph_id, q.metadata, authorized)
     return [a for a in [*defaults, *users] if _matches(a, q)]
 
 
 @router.post("/assistants/search")
 async def search(body: AssistantSearch, request: Request) -> Response:
-    found = await _found(request.app.state.server, body)
+    authorized = await auth.assistant_search(request, body)
+    found = await _found(request.app.state.server, body, authorized)
     found.sort(key=lambda a: str(a.get(body.sort_by) or ""),
                reverse=body.sort_order == "desc")
     page = found[body.offset:body.offset + body.limit]
@@ -252,7 +259,8 @@ async def search(body: AssistantSearch, request: Request) -> Response:
 
 @router.post("/assistants/count")
 async def count(body: AssistantCount, request: Request) -> int:
-    return len(await _found(request.app.state.server, body))
+    authorized = await auth.assistant_search(request, body, count=True)
+    return len(await _found(request.app.state.server, body, authorized))
 
 
 # -- one assistant ---------------------------------------------------------------------
@@ -265,9 +273,10 @@ async def create(body: AssistantCreate, request: Request) -> dict[str, Any]:
     assistant_id = body.assistant_id or str(uuid.uuid4())
     if not _is_uuid(assistant_id):
         raise ValueError(f"assistant_id must be a UUID, got {assistant_id!r}.")
+    owned = await auth.assistant_write(request, assistant_id, "create", body)
     existing = default_of(server, assistant_id)
     if existing is not None:
-        return _existing(body, existing)
+        return _existing(body, existing, owned)
     assistant = _first_version(assistant_id, body)
     try:
         await _start_record(server, assistant)
@@ -275,12 +284,13 @@ async def create(body: AssistantCreate, request: Request) -> dict[str, Any]:
         existing = await _record(server, assistant_id)
         if existing is None:  # deleted meanwhile
             raise Conflict(f"Assistant {assistant_id!r} is being deleted; retry.") from None
-        return _existing(body, existing)
+        return _existing(body, existing, owned)
     return assistant
 
 
-def _existing(body: AssistantCreate, existing: dict[str, Any]) -> dict[str, Any]:
-    if body.if_exists == "do_nothing":
+def _existing(body: AssistantCreate, existing: dict[str, Any], owned: Any = None
+              ) -> dict[str, Any]:
+    if body.if_exists == "do_nothing" and auth.matches(existing.get("metadata"), owned):
         return existing
     raise Conflict(f"Assistant {existing['assistant_id']!r} already exists.")
 
@@ -325,6 +335,7 @@ def _attributes(gc: Any, assistant: dict[str, Any]) -> TypedSearchAttributes | N
 
 @router.get("/assistants/{assistant_id}")
 async def get(assistant_id: str, request: Request) -> dict[str, Any]:
+    await auth.assistant(request, assistant_id, "read")
     return await lookup(request.app.state.server, assistant_id)
 
 
@@ -334,6 +345,7 @@ async def patch(assistant_id: str, body: AssistantPatch, request: Request) -> di
     if body.graph_id is not None and body.graph_id not in server.graphs:
         raise _unknown_graph(server, body.graph_id)
     await _user_assistant(server, assistant_id)
+    await auth.assistant_write(request, assistant_id, "update", body)
     change = AssistantChange(**body.model_dump(exclude_none=True))
     updated: dict[str, Any] = await _update(server, assistant_id, "patch", change)
     return updated
@@ -344,6 +356,8 @@ async def set_latest(assistant_id: str, body: LatestVersion, request: Request
                      ) -> dict[str, Any]:
     server: Server = request.app.state.server
     await _user_assistant(server, assistant_id)
+    await auth.assistant(request, assistant_id, "update", {
+        "assistant_id": auth.as_id(assistant_id), "version": body.version})
     updated: dict[str, Any] = await _update(server, assistant_id, "set_latest", body.version)
     return updated
 
@@ -355,6 +369,7 @@ async def delete(assistant_id: str, request: Request, delete_threads: bool = Fal
     if delete_threads:
         raise ValueError("delete_threads is not supported: threads do not record the "
                          "assistant they ran with.")
+    await auth.assistant(request, assistant_id, "delete")
     await _user_assistant(server, assistant_id)
     await _update(server, assistant_id, "delete", None)
     return Response(status_code=204)
@@ -364,6 +379,7 @@ async def delete(assistant_id: str, request: Request, delete_threads: bool = Fal
 async def versions(assistant_id: str, body: VersionsQuery, request: Request
                    ) -> list[dict[str, Any]]:
     server: Server = request.app.state.server
+    await auth.assistant(request, assistant_id, "read")
     found = await lookup(server, assistant_id)
     if is_default(server, assistant_id):
         listed = [found]
@@ -408,6 +424,7 @@ async def _update(server: Server, assistant_id: str, update: str, arg: Any) -> A
 
 async def _graph(request: Request, assistant_id: str) -> tuple[str, Any]:
     server: Server = request.app.state.server
+    await auth.assistant(request, assistant_id, "read")
     graph_id = server.servable((await resolve(server, assistant_id))["graph_id"])
     return graph_id, server.graphs[graph_id]
 

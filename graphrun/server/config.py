@@ -212,3 +212,35 @@ def _load_env(base: Path, env: Any) -> None:
             if line and not line.startswith("#") and "=" in line:
                 k, _, v = line.partition("=")
                 os.environ.setdefault(k.strip(), v.strip().strip('"').strip("'"))
+
+
+def auth_options(path: str | Path) -> Any:
+    """langgraph.json's `auth` (`{"path": "./auth.py:auth", "disable_studio_auth": ...,
+    "openapi": {...}}`, the path relative to the file), as `build_app(auth=...)` takes
+    it; None without one. Its `env` is loaded first (the auth module may read it)."""
+    from graphrun.server.auth import AuthOptions
+
+    file = Path(path)
+    config = _read(file)
+    auth = config.get("auth")
+    if auth is None:
+        return None
+    if isinstance(auth, str):
+        auth = {"path": auth}
+    if not isinstance(auth, dict) or not isinstance(auth.get("path"), str):
+        raise ConfigError(f"{file}: auth must be an object with a path "
+                          f"('./auth.py:auth'), got {auth!r:.120}")
+    _load_env(file.parent, config.get("env"))
+    obj = _load(file.parent, "auth", auth["path"], "auth.path")
+    try:
+        from langgraph_sdk import Auth
+    except ImportError:
+        raise ConfigError(f"{file}: auth needs langgraph-sdk (pip install langgraph-sdk)"
+                          ) from None
+    if not isinstance(obj, Auth):
+        raise ConfigError(f"{file}: auth.path {auth['path']!r} is a {type(obj).__name__}, "
+                          f"not a langgraph_sdk.Auth")
+    extra = {k: v for k, v in auth.items() if k not in ("path", "disable_studio_auth",
+                                                        "openapi")}
+    return AuthOptions(obj, disable_studio_auth=bool(auth.get("disable_studio_auth")),
+                       openapi=auth.get("openapi"), extra=extra)

@@ -30,7 +30,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from graphrun.server import assistants, threads
+from graphrun.server import assistants, auth, threads
 from graphrun.server.context import NotFound, Server
 from graphrun.workflows.records import (
     CRON_MEMO,
@@ -184,6 +184,7 @@ async def _create(request: Request, body: CronCreate, thread_id: str | None
     if thread_id is not None:
         await threads.describe(server.gc, thread_id)  # NotFound: 404, as LangGraph's server
     cron_id = str(uuid.uuid4())
+    await auth.cron_create(request, cron_id, thread_id, body)  # may stamp its metadata
     run = _run_request(server, cron_id, thread_id, body, assistant,
                        datetime.now(UTC).isoformat())
     memo = {CRON_MEMO: {"cron_id": cron_id, "assistant_id": run.assistant_id,
@@ -213,6 +214,7 @@ async def create_for_thread(thread_id: str, body: CronCreate, request: Request
 @router.patch("/runs/crons/{cron_id}")
 async def update(cron_id: str, body: CronUpdate, request: Request) -> dict[str, Any]:
     server: Server = request.app.state.server
+    await auth.cron_update(request, cron_id, body)
     handle = _handle(server, cron_id)
 
     async def change(current: ScheduleUpdateInput) -> ScheduleUpdate:
@@ -242,6 +244,7 @@ def _patched(payload: dict[str, Any], body: CronUpdate) -> dict[str, Any]:
 
 @router.delete("/runs/crons/{cron_id}", status_code=204)
 async def delete(cron_id: str, request: Request) -> Response:
+    await auth.cron(request, cron_id, "delete")
     try:
         await _handle(request.app.state.server, cron_id).delete()
     except RPCError as exc:
@@ -283,7 +286,8 @@ async def _read_if_there(server: Server, handle: ScheduleHandle) -> dict[str, An
 
 @router.post("/runs/crons/search")
 async def search(body: CronSearch, request: Request) -> list[dict[str, Any]]:
-    found = await _found(request.app.state.server, body, body.enabled)
+    keep = await auth.cron_filter(request, body)
+    found = await keep(await _found(request.app.state.server, body, body.enabled))
     found.sort(key=lambda c: str(c.get(body.sort_by) or ""),
                reverse=body.sort_order == "desc")
     page = found[body.offset:body.offset + body.limit]
@@ -295,4 +299,5 @@ async def search(body: CronSearch, request: Request) -> list[dict[str, Any]]:
 
 @router.post("/runs/crons/count")
 async def count(body: CronCount, request: Request) -> int:
-    return len(await _found(request.app.state.server, body))
+    keep = await auth.cron_filter(request, body, count=True)
+    return len(await keep(await _found(request.app.state.server, body)))

@@ -57,7 +57,7 @@ from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode
 
 from graphrun import errors, serde, stream
-from graphrun.server import assistants, runs, shapes
+from graphrun.server import assistants, auth, runs, shapes
 from graphrun.server.context import Conflict, NotFound
 from graphrun.server.threads import _cfg, _is_record, describe
 
@@ -113,9 +113,13 @@ async def dispatch(conn: HTTPConnection, thread_id: str, body: Any) -> dict[str,
     if not isinstance(params, dict):
         return _error(cid, "invalid_argument", f"{method}: params must be an object.")
     try:
+        # The user's thread handler reads it first (a run may create it).
+        await auth.thread(conn, thread_id, "read", missing_ok=True)
         result, seq = await handler(conn, thread_id, params)
     except ProtocolError as exc:
         return _error(cid, exc.code, str(exc))
+    except auth.Denied as exc:
+        return _error(cid, "permission_denied", f"{method}: {exc.detail}")
     except (errors.GraphNotFoundError, ValidationError, ValueError, Conflict,
             errors.ThreadBusyError, errors.InvalidResumeError) as exc:
         return _error(cid, "invalid_argument", f"{method}: {exc}")
@@ -249,6 +253,7 @@ async def _pending(server: Any, thread_id: str) -> list[Any]:
 @router.post("/threads/{thread_id}/stream/events")
 async def events(thread_id: str, body: EventStreamRequest, request: Request
                  ) -> StreamingResponse:
+    await auth.thread(request, thread_id, "read")
     await describe(request.app.state.server.gc, thread_id)  # 404: no such thread (yet)
     feed = hub(request).feed(thread_id)
 
@@ -278,6 +283,7 @@ async def events_ws(websocket: WebSocket, thread_id: str) -> None:
         return
     await websocket.accept()
     try:
+        await auth.thread(websocket, thread_id, "read")
         await describe(websocket.app.state.server.gc, thread_id)
         first = await websocket.receive_json()
         if not isinstance(first, dict) or first.get("method") != "subscription.subscribe":
@@ -289,6 +295,9 @@ async def events_ws(websocket: WebSocket, thread_id: str) -> None:
             raise ProtocolError("invalid_argument", f"subscription.subscribe: {exc}") from None
     except NotFound as exc:
         await websocket.close(code=4404, reason=str(exc)[:120])
+        return
+    except auth.Denied as exc:
+        await websocket.close(code=4000 + exc.status, reason=str(exc.detail)[:120])
         return
     except (ProtocolError, ValueError) as exc:
         code = getattr(exc, "code", "invalid_argument")

@@ -26,7 +26,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from graphrun import serde, stream
 from graphrun.payloads import RunResult, ThreadResult
-from graphrun.server import assistants, shapes, sse
+from graphrun.server import assistants, auth, shapes, sse
 from graphrun.server.context import Conflict, NotFound
 from graphrun.server.threads import _cfg, _checkpoint, describe
 from graphrun.types import Command, Send
@@ -128,6 +128,7 @@ class _Run:
         self.where = f"/threads/{thread_id}/runs/{self.run_id}"
         # langgraph.json's http.configurable_headers: the request headers the run carries
         self.headers = request.app.state.http.headers.of(request.headers)
+        self.conn = request  # its user (graphrun.server.auth)
 
     @classmethod
     async def of(cls, request: Request, thread_id: str, body: RunCreate) -> _Run:
@@ -144,6 +145,7 @@ class _Run:
         """Send the run; `background` answers once the workflow has taken it. `modes`:
         the stream modes to publish live (a streamed or background run); `live_options`
         (`callbacks`, `messages_v2`) override how the nodes' events are published."""
+        user = await auth.run(self.conn, self)  # may stamp the run's metadata; 404
         b = self.body
         options = _options(b)
         live = modes is not None
@@ -160,7 +162,7 @@ class _Run:
         # Runtime.server_info is built from them).
         config["configurable"] = {"assistant_id": self.assistant_id, "graph_id": self.graph,
                                   "run_id": self.run_id, **config["configurable"],
-                                  **self.headers}
+                                  **self.headers, **user}
         result: RunResult = await self.remote._run(
             _input(b), config, options, stream=live,
             stream_to=self.run_id if live else "", run_id=self.run_id, record=record,
@@ -328,7 +330,7 @@ async def create(thread_id: str, body: RunCreate, request: Request) -> Response:
     now = datetime.now(UTC).isoformat()
     return JSONResponse(shapes.run({
         "run_id": run.run_id, "assistant_id": run.assistant_id, "status": "pending",
-        "created_at": now, "updated_at": now, "metadata": body.metadata or {},
+        "created_at": now, "updated_at": now, "metadata": run.body.metadata or {},
         "multitask_strategy": body.multitask_strategy}, thread_id),
         headers={"Content-Location": run.where})
 
@@ -342,6 +344,7 @@ async def create_stateless(body: RunCreate, request: Request) -> Response:
 @router.get("/threads/{thread_id}/runs")
 async def list_runs(thread_id: str, request: Request, limit: int = 10, offset: int = 0,
                     status: str | None = None) -> list[dict[str, Any]]:
+    await auth.thread(request, thread_id, "read")
     records = await _records(request.app.state.server, thread_id)
     rows = [r for r in reversed(records) if status is None or r.get("status") == status]
     return [shapes.run(r, thread_id) for r in rows[offset:offset + limit]]
@@ -349,6 +352,7 @@ async def list_runs(thread_id: str, request: Request, limit: int = 10, offset: i
 
 @router.get("/threads/{thread_id}/runs/{run_id}")
 async def get_run(thread_id: str, run_id: str, request: Request) -> dict[str, Any]:
+    await auth.thread(request, thread_id, "read")
     return shapes.run(await _record(request.app.state.server, thread_id, run_id), thread_id)
 
 
@@ -356,6 +360,7 @@ async def get_run(thread_id: str, run_id: str, request: Request) -> dict[str, An
 async def join(thread_id: str, run_id: str, request: Request) -> Response:
     """Wait for the run to end; answers the thread's state then, as `wait` does."""
     server = request.app.state.server
+    await auth.thread(request, thread_id, "read")
     result = await _outcome(server, thread_id, run_id)
     remote = await _thread_graph(server, thread_id)
     if result is None or result.status == "cancelled":
@@ -381,6 +386,7 @@ async def join_stream(thread_id: str, run_id: str, request: Request,
                       cancel_on_disconnect: bool = False) -> Response:
     """The run's events from now, or after `Last-Event-ID` (an event id this API gave)."""
     server = request.app.state.server
+    await auth.thread(request, thread_id, "read")
     record = await _record(server, thread_id, run_id)
     remote = await _thread_graph(server, thread_id)
     last = request.headers.get("last-event-id")
@@ -413,6 +419,9 @@ async def join_stream(thread_id: str, run_id: str, request: Request,
 async def cancel(thread_id: str, run_id: str, request: Request, wait: bool = False,
                  action: Literal["interrupt", "rollback"] = "interrupt") -> Response:
     server = request.app.state.server
+    await auth.thread(request, thread_id, "update", {
+        "thread_id": auth.as_id(thread_id), "action": action,
+        "metadata": {"run_ids": [auth.as_id(run_id)], "status": None}})
     record = await _record(server, thread_id, run_id)
     if record.get("status") not in ("pending", "running"):
         raise Conflict(f"Run {run_id!r} is {record.get('status')}: only a pending or "
@@ -438,6 +447,8 @@ async def _cancel_quietly(server: Any, thread_id: str, run_id: str) -> None:
 @router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204)
 async def delete_run(thread_id: str, run_id: str, request: Request) -> Response:
     server = request.app.state.server
+    await auth.thread(request, thread_id, "delete", {"run_id": auth.as_id(run_id),
+                                                     "thread_id": auth.as_id(thread_id)})
     await _record(server, thread_id, run_id)
     handle = server.gc.client.get_workflow_handle(server.gc.workflow_id(thread_id))
     try:

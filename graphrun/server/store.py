@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field, field_validator
 
+from graphrun.server import auth
 from graphrun.server.context import NotFound
 
 router = APIRouter(tags=["store"])
@@ -80,10 +81,13 @@ def _item(item: Any) -> dict[str, Any]:
 
 @router.put("/store/items", status_code=204)
 async def put_item(body: PutItem, request: Request) -> Response:
-    kwargs: dict[str, Any] = {} if body.ttl is None else {"ttl": body.ttl}
-    if body.index is not None:
-        kwargs["index"] = body.index
-    await _store(request).aput(tuple(body.namespace), body.key, body.value, **kwargs)
+    v = {"namespace": tuple(body.namespace), "key": body.key, "value": body.value,
+         "index": body.index, "ttl": body.ttl}
+    await auth.store(request, "put", v)  # its handler may rewrite the namespace
+    kwargs: dict[str, Any] = {} if v["ttl"] is None else {"ttl": v["ttl"]}
+    if v["index"] is not None:
+        kwargs["index"] = v["index"]
+    await _store(request).aput(v["namespace"], v["key"], v["value"], **kwargs)
     return Response(status_code=204)
 
 
@@ -91,30 +95,43 @@ async def put_item(body: PutItem, request: Request) -> Response:
 async def get_item(namespace: str, key: str, request: Request,
                    refresh_ttl: bool | None = None) -> dict[str, Any] | None:
     ns = tuple(namespace.split(".")) if namespace else ()
-    kwargs = {} if refresh_ttl is None else {"refresh_ttl": refresh_ttl}
-    item = await _store(request).aget(ns, key, **kwargs)
+    v = {"namespace": ns, "key": key, "refresh_ttl": refresh_ttl}
+    await auth.store(request, "get", v)
+    kwargs = {} if v["refresh_ttl"] is None else {"refresh_ttl": v["refresh_ttl"]}
+    item = await _store(request).aget(v["namespace"], v["key"], **kwargs)
     return None if item is None else _item(item)  # a missing item: null, as LangGraph's
 
 
 @router.delete("/store/items", status_code=204)
 async def delete_item(body: DeleteItem, request: Request) -> Response:
-    await _store(request).adelete(tuple(body.namespace), body.key)
+    v = {"namespace": tuple(body.namespace), "key": body.key}
+    await auth.store(request, "delete", v)
+    await _store(request).adelete(v["namespace"], v["key"])
     return Response(status_code=204)
 
 
 @router.post("/store/items/search")
 async def search_items(body: SearchItems, request: Request) -> dict[str, Any]:
-    kwargs = {} if body.refresh_ttl is None else {"refresh_ttl": body.refresh_ttl}
+    v = {"namespace": tuple(body.namespace_prefix), "filter": body.filter,
+         "limit": body.limit, "offset": body.offset, "query": body.query,
+         "refresh_ttl": body.refresh_ttl}
+    owned = await auth.store(request, "search", v)
+    if owned:  # the handler's filter, on the items' values (as LangGraph's)
+        v["filter"] = {"$and": [v["filter"], owned]} if v["filter"] else owned
+    kwargs = {} if v["refresh_ttl"] is None else {"refresh_ttl": v["refresh_ttl"]}
     items = await _store(request).asearch(
-        tuple(body.namespace_prefix), query=body.query, filter=body.filter,
-        limit=body.limit, offset=body.offset, **kwargs)
+        v["namespace"], query=v["query"], filter=v["filter"],
+        limit=v["limit"], offset=v["offset"], **kwargs)
     return {"items": [_item(i) for i in items]}
 
 
 @router.post("/store/namespaces")
 async def list_namespaces(body: ListNamespaces, request: Request) -> dict[str, Any]:
+    v = {"namespace": tuple(body.prefix) if body.prefix else None,
+         "suffix": tuple(body.suffix) if body.suffix else None,
+         "max_depth": body.max_depth, "limit": body.limit, "offset": body.offset}
+    await auth.store(request, "list_namespaces", v)
     found = await _store(request).alist_namespaces(
-        prefix=tuple(body.prefix) if body.prefix else None,
-        suffix=tuple(body.suffix) if body.suffix else None,
-        max_depth=body.max_depth, limit=body.limit, offset=body.offset)
+        prefix=v["namespace"], suffix=v["suffix"],
+        max_depth=v["max_depth"], limit=v["limit"], offset=v["offset"])
     return {"namespaces": [list(ns) for ns in found]}

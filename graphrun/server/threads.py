@@ -37,7 +37,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from graphrun import visibility
 from graphrun.client import GRAPH_NAME, GRAPH_STATUS, GraphClient
 from graphrun.lifetime import ThreadTTL
-from graphrun.server import shapes
+from graphrun.server import auth, shapes
 from graphrun.server.context import Conflict, NotFound, Unavailable
 from graphrun.types import StateSnapshot
 from graphrun.visibility import CREATED_AT, UPDATED_AT
@@ -265,10 +265,12 @@ async def create(body: ThreadCreate, request: Request) -> dict[str, Any]:
     metadata = dict(body.metadata or {})
     if body.graph_id:
         metadata.setdefault("graph_id", body.graph_id)
+    metadata, owned = await auth.thread_create(request, thread_id, metadata, body.if_exists)
     try:
         # Refused if any run of this id exists: the id is taken, whatever ran there.
         await server.gc.create_thread(thread_id, metadata=metadata, ttl=body.ttl)
     except WorkflowAlreadyStartedError:
+        await auth.thread_matches(request, thread_id, owned, status=409)
         if body.if_exists == "do_nothing":
             return await read(server, thread_id)
         raise Conflict(f"Thread {thread_id!r} already exists.") from None
@@ -277,6 +279,7 @@ async def create(body: ThreadCreate, request: Request) -> dict[str, Any]:
 
 @router.get("/threads/{thread_id}")
 async def get(thread_id: str, request: Request) -> dict[str, Any]:
+    await auth.thread(request, thread_id, "read")
     return await read(request.app.state.server, thread_id)
 
 
@@ -284,6 +287,7 @@ async def get(thread_id: str, request: Request) -> dict[str, Any]:
 async def patch(thread_id: str, body: ThreadPatch, request: Request) -> dict[str, Any]:
     """Merge `metadata` into the thread's (and set its `ttl`, if given)."""
     server = request.app.state.server
+    await auth.thread_patch(request, thread_id, body)
     for _ in range(3):  # a run may start or end meanwhile: then look again
         desc = await describe(server.gc, thread_id)
         merged = {**await metadata_of(desc), **body.metadata}
@@ -317,9 +321,11 @@ async def copy(thread_id: str, request: Request) -> dict[str, Any]:
     """A new thread with the same state history and metadata."""
     server = request.app.state.server
     gc = server.gc
+    await auth.thread(request, thread_id, "read", status=409)  # LangGraph's answer: 409
     source = await describe(gc, thread_id)
     metadata = await metadata_of(source)
     new_id = str(uuid.uuid4())
+    await auth.event(request, "threads", "create", {"thread_id": auth.as_id(new_id)})
     if _is_record(source):
         await gc.create_thread(new_id, metadata=metadata)
         return await read(server, new_id)
@@ -342,6 +348,7 @@ async def delete(thread_id: str, request: Request) -> Response:
     goes once its close is visible (`history.transferProcessorEnsureCloseBeforeDelete`),
     about half a minute later on a stock dev server."""
     gc = request.app.state.server.gc
+    await auth.thread(request, thread_id, "delete")
     await describe(gc, thread_id)  # 404 for a thread that is not there
     await gc.delete_thread(thread_id)
     return Response(status_code=204)
@@ -352,6 +359,7 @@ async def prune(body: ThreadPrune, request: Request) -> dict[str, int]:
     """`delete`: the threads go, as DELETE each; `keep_latest`: each keeps only its
     latest checkpoint. Threads not found are skipped; the count is of those pruned."""
     gc = request.app.state.server.gc
+    await auth.thread_prune(request, body.thread_ids)
     sem = asyncio.Semaphore(16)
 
     async def one(thread_id: str) -> bool:
@@ -379,7 +387,8 @@ async def prune(body: ThreadPrune, request: Request) -> dict[str, int]:
 READS_AT_ONCE = 16  # threads of a page read at a time
 
 
-def _query(server: Any, body: ThreadCount, ids: Sequence[str] | None = None) -> str:
+def _query(server: Any, body: ThreadCount, ids: Sequence[str] | None = None,
+           authorized: Mapping[str, Any] | None = None) -> str:
     if body.values:
         raise ValueError("threads cannot be filtered by values: filter by metadata, status "
                          "or ids.")
@@ -390,13 +399,15 @@ def _query(server: Any, body: ThreadCount, ids: Sequence[str] | None = None) -> 
     return visibility.where(
         status=shapes.GRAPH_STATUS.get(body.status) if body.status else None,
         metadata=body.metadata or {}, base=base,
-        ids=[gc.workflow_id(i) for i in dict.fromkeys(ids)] if ids else None)
+        ids=[gc.workflow_id(i) for i in dict.fromkeys(ids)] if ids else None,
+        auth=authorized)  # an authorization handler's filter (graphrun.server.auth)
 
 
 @router.post("/threads/search")
 async def search(body: ThreadSearch, request: Request) -> list[dict[str, Any]]:
     server = request.app.state.server
-    rows = await visibility.page(server.gc.client, _query(server, body, body.ids),
+    authorized = await auth.thread_search(request, body)
+    rows = await visibility.page(server.gc.client, _query(server, body, body.ids, authorized),
                                  body.sort_by, body.sort_order, body.offset, body.limit)
     wants_state = not body.select or bool({"values", "interrupts", "error"} & set(body.select))
     gate = asyncio.Semaphore(READS_AT_ONCE)
@@ -432,7 +443,8 @@ def _select(thread: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
 @router.post("/threads/count")
 async def count(body: ThreadCount, request: Request) -> int:
     server = request.app.state.server
-    return await visibility.count(server.gc.client, _query(server, body))
+    authorized = await auth.thread_search(request, body, count=True)
+    return await visibility.count(server.gc.client, _query(server, body, None, authorized))
 
 
 # -- state ---------------------------------------------------------------------------------
@@ -468,6 +480,7 @@ async def state_at(thread_id: str, checkpoint_id: str, request: Request,
 async def _state(request: Request, thread_id: str, checkpoint: str | dict[str, Any] | None,
                  subgraphs: bool = False) -> dict[str, Any]:
     server = request.app.state.server
+    await auth.thread(request, thread_id, "read")
     run = await describe(server.gc, thread_id)
     if _is_record(run):
         return shapes.state(_empty(thread_id))
@@ -480,6 +493,8 @@ async def _state(request: Request, thread_id: str, checkpoint: str | dict[str, A
 async def update_state(thread_id: str, body: StateUpdate, request: Request
                        ) -> dict[str, Any]:
     server = request.app.state.server
+    await auth.thread(request, thread_id, "update")
+    await auth.thread(request, thread_id, "read")
     run = await describe(server.gc, thread_id)
     # A thread not run yet takes its first state from its graph, which it must name.
     graph_id = _needs_graph(run, await metadata_of(run)) if _is_record(run) else (
@@ -505,6 +520,7 @@ async def history(thread_id: str, body: HistoryQuery, request: Request
 
 async def _history(request: Request, thread_id: str, q: HistoryQuery) -> list[dict[str, Any]]:
     server = request.app.state.server
+    await auth.thread(request, thread_id, "read")
     run = await describe(server.gc, thread_id)
     if _is_record(run):
         return []
