@@ -21,6 +21,7 @@ The workflow imports the first half (what is written) through the sandbox; the s
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -126,22 +127,25 @@ def filter_entries(metadata: Mapping[str, Any]) -> list[str]:
 # -- searching: exact, sorted pages from counts -----------------------------------------
 # SQL visibility (the dev server's SQLite, PostgreSQL, MySQL) has no ORDER BY, so a page
 # sorted by a time is found from counts: how many rows lie before a time is monotone in
-# it, so a search for the times that bound the page (interpolating between counted
-# times, halving when that stalls) ends with a window of a few rows, listed and sorted
-# here. Up to WINDOW matches are simply listed and sorted (after one count). The first
-# rows visibility lists are the most recently started, so the newest page is usually in
-# them: one count confirms it. Elasticsearch (Temporal Cloud) takes the same queries.
+# it, so a search moves two cuts (times) to within a few rows of the page's edges, then
+# lists the rows between them and sorts them here. A count reads the rows it counts, so
+# each is taken from the nearest counted cut: after the first, they are narrow and cheap
+# at any number of threads. The first rows visibility lists are the most recently
+# started, so the newest page is usually in them: one narrow count confirms it.
+# Elasticsearch (Temporal Cloud) takes the same queries.
 
-THREADS = "WorkflowType IN ('GraphWorkflow', 'ThreadRecord') AND ExecutionStatus = 'Running'"
+THREADS = "WorkflowType IN ('GraphWorkflow', 'ThreadRecord') AND CloseTime IS NULL"
 """Every thread, once: its open workflow (closed runs are earlier runs, or threads from
-before threads stayed open, which `graphrun migrate` reopens)."""
+before threads stayed open, which `graphrun migrate` reopens). `CloseTime IS NULL` is
+`ExecutionStatus = 'Running'`, but SQLite counts it from one index: twice as fast."""
 
 SortBy = Literal["created_at", "updated_at", "state_updated_at", "thread_id", "status"]
 STATUS_ORDER = ("running", "failed", "done", "interrupted")
 """GraphStatus in the order of the API's names (busy, error, idle, interrupted)."""
 
-WINDOW = 1_000  # matches listed and sorted here at once (one page of visibility)
-SAMPLE = 64  # rows listed first, besides the page's own
+WINDOW = 1_000  # rows of one page of visibility's list
+SAMPLE = 16  # rows listed first, besides the page's own
+SLACK = 8  # rows a cut may miss the page's edge by: a narrow count costs ~5 listed rows
 _TIMES = {"created_at": CREATED_AT, "updated_at": UPDATED_AT, "state_updated_at": UPDATED_AT}
 _MS_MAX = 2 ** 45  # past any Datetime a thread has (year 3084), in ms since 1970
 
@@ -149,6 +153,19 @@ _MS_MAX = 2 ** 45  # past any Datetime a thread has (year 3084), in ms since 197
 def quote(value: str) -> str:
     """A string literal of Temporal's list filter."""
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def prefixed(prefix: str) -> str:
+    """The clause of workflow ids that start with `prefix`: a range of ids where it can
+    be (SQL visibility reads it from an index; STARTS_WITH is a LIKE that reads every
+    row), else STARTS_WITH."""
+    # The range ends at the prefix with its last character one up. Quotes, backslashes
+    # and control characters do not reach SQL visibility intact; surrogates are no ids.
+    if (not prefix or any(c in '"\\' or c < " " for c in prefix)
+            or not ord(prefix[-1]) < 0xD7FF or prefix[-1] in "!["):
+        return f"WorkflowId STARTS_WITH {quote(prefix)}"
+    above = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    return f"WorkflowId >= {quote(prefix)} AND WorkflowId < {quote(above)}"
 
 
 def where(*, status: str | None = None, graph: str | None = None,
@@ -209,16 +226,12 @@ async def page(client: Client, query: str, sort_by: SortBy, order: Literal["asc"
     attr = _TIMES.get(sort_by)
     if attr is None:  # thread_id: ids have no range to search by counts: listed
         return _sort(await _fetch(client, query, None), None, asc)[offset:offset + limit]
-    if await count(client, query) <= WINDOW:  # few: listed and sorted here
-        return _sort(await _fetch(client, query, None), attr, asc)[offset:offset + limit]
-    # The first rows listed (the most recently started): the newest page, often, and
-    # how far apart rows lie in time.
-    first = await _fetch(client, query, SAMPLE + limit)
-    return await _TimePage(client, query, attr).rows(asc, offset, offset + limit, first)
+    return await _TimePage(client, query, attr, asc).rows(offset, offset + limit)
 
 
 async def _fetch(client: Client, query: str, limit: int | None) -> list[WorkflowExecution]:
-    return [r async for r in client.list_workflows(query, page_size=WINDOW, limit=limit)]
+    size = min(limit or WINDOW, WINDOW)
+    return [r async for r in client.list_workflows(query, page_size=size, limit=limit)]
 
 
 def stamp(t: datetime) -> datetime:
@@ -259,95 +272,147 @@ def _sort(rows: list[WorkflowExecution], attr: SearchAttributeKey[datetime] | No
 
 
 class _TimePage:
-    """Rows of `query` by a Datetime attribute, found from counts."""
+    """Rows of `query` in the order of a Datetime attribute, found from counts. A cut is
+    a millisecond in the page's order (t = ms ascending, -ms descending); R(c) counts
+    the rows with the time before cut c. Cuts run from `lo` (R = 0) to `hi` (every row
+    with the time)."""
 
-    def __init__(self, client: Client, query: str, attr: SearchAttributeKey[datetime]
-                 ) -> None:
-        self.client, self.query, self.attr, self.name = client, query, attr, attr.name
+    def __init__(self, client: Client, query: str, attr: SearchAttributeKey[datetime],
+                 asc: bool) -> None:
+        self.client, self.query, self.attr, self.asc = client, query, attr, asc
+        self.lo, self.hi = (0, _MS_MAX) if asc else (1 - _MS_MAX, 1)
+        self.known = {self.lo: 0}  # counted cuts: R(c)
 
-    async def _before(self, ms: int) -> int:
-        """R(ms): the rows whose time is before `ms` (a millisecond)."""
-        return await count(self.client, f"{self.query} AND {self.name} < {_at(ms)}")
+    def _t(self, run: WorkflowExecution) -> int | None:
+        value = run.typed_search_attributes.get(self.attr)
+        return None if value is None else _ms(value) if self.asc else -_ms(value)
 
-    async def rows(self, asc: bool, start: int, end: int, first: list[WorkflowExecution]
-                   ) -> list[WorkflowExecution]:
-        timed = await count(self.client, f"{self.query} AND {self.name} IS NOT NULL")
+    def _between(self, a: int, b: int) -> str:
+        """The rows whose t is in [a, b)."""
+        name, clauses = self.attr.name, [self.query]
+        # Descending, t in [a, b) is a millisecond in (-b, -a].
+        low, high = (a, b) if self.asc else (1 - b, 1 - a)
+        if low > 0:
+            clauses.append(f"{name} >= {_at(low)}")
+        if high < _MS_MAX:
+            clauses.append(f"{name} < {_at(high)}")
+        if len(clauses) == 1:
+            clauses.append(f"{name} IS NOT NULL")
+        return " AND ".join(clauses)
+
+    async def _rank(self, m: int, guess: float) -> int:
+        """R(m), counted from the counted cut nearest to `m` in rows (`guess`: R(m) as
+        expected), so that the count reads few rows."""
+        if m in self.known:
+            return self.known[m]
+        a = max(c for c in self.known if c < m)
+        above = [c for c in self.known if c > m]
+        b = min(above) if above else None
+        if b is not None and self.known[b] - guess < guess - self.known[a]:
+            r = self.known[b] - await count(self.client, self._between(m, b))
+        else:
+            r = self.known[a] + await count(self.client, self._between(a, m))
+        self.known[m] = r
+        return r
+
+    def _real(self, c: int | None) -> bool:
+        return c is not None and c not in (self.lo, self.hi)
+
+    async def rows(self, start: int, end: int) -> list[WorkflowExecution]:
+        # The rows listed first (the most recently started): the newest page, often, and
+        # where the search starts. Ascending, they are last: the rows with the time
+        # (counted at once) place them.
+        size = SAMPLE + end if not self.asc and start <= SAMPLE else SAMPLE
+        if self.asc:
+            first, total, nulls = await asyncio.gather(
+                _fetch(self.client, self.query, size), count(self.client, self.query),
+                count(self.client, f"{self.query} AND {self.attr.name} IS NULL"))
+            self.known[self.hi] = total - nulls
+        else:
+            first = await _fetch(self.client, self.query, size)
+        if len(first) < size:  # that was every row
+            return _sort(first, self.attr, self.asc)[start:end]
+        times = sorted(t for r in first if (t := self._t(r)) is not None)
+        if not self.asc and len(times) >= end and await self._newest(times, end):
+            return _sort(first, self.attr, False)[start:end]
+        spacing = max(1.0, (times[-1] - times[0]) / max(len(times) - 1, 1)) if times else 1.0
+        if times:  # the sample's first time, counted: where the search starts
+            await self._rank(times[0], self.known.get(self.hi, len(times)) - len(times))
+        a = await self._cut(start, True, spacing, len(times))
+        b = await self._cut(end, False, spacing, len(times))
+        ra, rb = self.known[a], self.known[b]
         out: list[WorkflowExecution] = []
-        # Descending is ascending read backwards: ranks [timed - end, timed - start).
-        lo, hi = (start, min(end, timed)) if asc else (max(timed - end, 0), timed - start)
-        if lo < hi:
-            if not asc and start == 0:
-                out = await self._newest(hi - lo, first, timed)
-            if not out:
-                out = await self._ranks(lo, hi, first, timed)
-            out = out if asc else out[::-1]
-        if end > timed:  # rows without the time come last, by id
-            rest = await _fetch(self.client, f"{self.query} AND {self.name} IS NULL", None)
-            out += sorted(rest, key=lambda r: r.id)[max(start - timed, 0):end - timed]
+        if start < rb and ra < rb:
+            window = await _fetch(self.client, self._between(a, b), None)
+            out = _sort(window, self.attr, self.asc)[start - ra:end - ra]
+        if b == self.hi and end > rb:  # rows without the time come last, by id
+            rest = await _fetch(self.client, f"{self.query} AND {self.attr.name} IS NULL",
+                                None)
+            out += sorted(rest, key=lambda r: r.id)[max(start - rb, 0):end - rb]
         return out
 
-    async def _newest(self, n: int, first: list[WorkflowExecution], timed: int
-                      ) -> list[WorkflowExecution]:
-        """The newest `n` rows, when the first rows listed hold them (visibility lists
-        the most recently started first): one count confirms it, else []."""
-        have = _sort([r for r in first if r.typed_search_attributes.get(self.attr)], self.attr,
-                     True)
-        if len(have) < n:
-            return []
-        edge = _key(self.attr, have[-n])[0]
-        in_hand = sum(_key(self.attr, r)[0] >= edge for r in have)
-        # Every row from the edge's millisecond on is in hand: they are the newest.
-        return have[-n:] if timed - await self._before(edge) == in_hand else []
+    async def _newest(self, times: list[int], n: int) -> bool:
+        """Whether the sample holds the first `n` rows: every row up to the n-th's
+        millisecond is in it (one narrow count)."""
+        edge = times[n - 1] + 1
+        return await self._rank(edge, n) == sum(t < edge for t in times)
 
-    async def _ranks(self, lo: int, hi: int, first: list[WorkflowExecution], timed: int
-                     ) -> list[WorkflowExecution]:
-        """Rows at ascending ranks [lo, hi): the times a and b with R(a) <= lo and
-        R(b) >= hi, then the rows between them, sorted here."""
-        times = sorted(_key(self.attr, r)[0] for r in first
-                       if r.typed_search_attributes.get(self.attr))
-        # The rows listed first span a known stretch of time: two counts place it, and
-        # their spacing guides the search outside it.
-        known = [(0, 0), (_MS_MAX, timed)]
-        if times:
-            known += [(times[0], await self._before(times[0])),
-                      (times[-1] + 1, await self._before(times[-1] + 1))]
-        spacing = max(1.0, (times[-1] - times[0]) / max(len(times) - 1, 1)) if times else 1.0
-        a, ra = await self._cut(lo, True, known, spacing)
-        known.append((a, ra))
-        b, _ = await self._cut(hi, False, known, spacing)
-        window = await _fetch(self.client, f"{self.query} AND {self.name} >= {_at(a)} AND "
-                                           f"{self.name} < {_at(b)}", None)
-        return _sort(window, self.attr, True)[lo - ra:hi - ra]
+    def _spacing(self, aim: int, default: float, rows: int) -> tuple[float, int]:
+        """Milliseconds per row near rank `aim`, and over how many rows that was seen:
+        between the two counted cuts nearest it (a secant), else the sample's."""
+        near = sorted(((abs(r - aim), c, r) for c, r in self.known.items() if self._real(c)))
+        for _, c, r in near[1:]:
+            if r != near[0][2]:
+                rows = abs(r - near[0][2])
+                return max(abs(c - near[0][1]) / rows, 1e-3), rows
+        return default, rows
 
-    async def _cut(self, rank: int, below: bool, known: list[tuple[int, int]],
-                   spacing: float) -> tuple[int, int]:
-        """A millisecond m, and R(m), with R(m) <= rank (below) or R(m) >= rank (above),
-        within WINDOW // 4 rows of it where the times allow."""
-        a, ra = max((k for k in known if k[1] <= rank), default=(0, 0))
-        b, rb = min((k for k in known if k[1] >= rank), default=known[1])
-        step, halve = 1, False
-        while b - a > 1:
-            if (rank - ra if below else rb - rank) <= WINDOW // 4:
-                break
-            if a == 0 and b != _MS_MAX:  # below every time seen: gallop down
-                m = b - round(spacing * (rb - rank) * step)
-                step *= 2
-            elif b == _MS_MAX and a != 0:  # above them: gallop up
-                m = a + round(spacing * (rank - ra) * step)
-                step *= 2
-            elif halve or rb == ra:
-                m = (a + b) // 2
-            else:  # where the rank would be if times were spread evenly between a and b
-                m = a + round((b - a) * (rank - ra) / (rb - ra))
-            m = min(max(m, a + 1), b - 1)
-            rm = await self._before(m)
-            width = b - a
-            if rm <= rank if below else rm < rank:
-                a, ra = m, rm
+    async def _cut(self, rank: int, below: bool, spacing: float, seen: int) -> int:
+        """A counted cut c with R(c) <= rank (below) or R(c) >= rank (above), within
+        SLACK rows of it where the times allow: from the counted cut nearest, by the
+        rows' spacing there (doubled while counts find no rows: past the last, or in a
+        gap); between two, by interpolation, halving when that stalls."""
+        aim = rank - SLACK // 2 if below else rank + SLACK // 2
+        halve, width, step = False, None, 1
+        while True:
+            known = self.known
+            if below:
+                a = max(c for c, r in known.items() if r <= rank)
+                b = min((c for c, r in known.items() if r > rank), default=None)
+                if rank - known[a] <= SLACK or a == self.hi or (b is not None and b - a <= 1):
+                    return a
             else:
-                b, rb = m, rm
-            halve = not halve and (b - a) * 2 > width  # interpolation stalled: halve next
-        return (a, ra) if below else (b, rb)
+                a = max((c for c, r in known.items() if r < rank), default=self.lo)
+                b = min((c for c, r in known.items() if r >= rank), default=None)
+                if b is not None and (known[b] - rank <= SLACK or b - a <= 1):
+                    return b
+                if known.get(self.hi, rank) < rank:  # fewer rows with the time
+                    return self.hi
+            if self._real(a) and self._real(b):
+                assert b is not None
+                if halve or known[b] == known[a]:
+                    m = (a + b) // 2
+                else:  # where `aim` would be if times were spread evenly between a and b
+                    m = a + round((b - a) * (aim - known[a]) / (known[b] - known[a]))
+                halve = width is not None and not halve and (b - a) * 2 > width
+                width = b - a
+            elif self._real(a) or self._real(b):
+                near = a if self._real(a) else b
+                assert near is not None
+                per_row, rows = self._spacing(aim, spacing, seen)
+                # A spacing seen over few rows may be far off: a step spans at most 4
+                # times as many, so that a count never reads many more rows than needed.
+                need = aim - known[near]
+                m = near + round(per_row * step * max(-4 * rows - 64, min(need, 4 * rows + 64)))
+            else:  # nothing counted between the ends: halves
+                m = (a + (self.hi if b is None else b)) // 2
+            top = self.hi if b is None else b - 1
+            m = min(max(m, a + 1), top)
+            if m in known:  # no new cut there: halves, never counted (a, b are adjacent)
+                m = min(max((a + top) // 2, a + 1), top)
+            r = await self._rank(m, aim)
+            nothing = r == known[a] or (b is not None and r == known[b])
+            step = step * 2 if nothing else 1
 
 
 async def _by_status(client: Client, query: str, asc: bool, offset: int, limit: int

@@ -395,7 +395,7 @@ def _query(server: Any, body: ThreadCount, ids: Sequence[str] | None = None,
     gc = server.gc
     base = visibility.THREADS
     if gc.id_prefix:
-        base += f" AND WorkflowId STARTS_WITH {visibility.quote(gc.id_prefix)}"
+        base += f" AND {visibility.prefixed(gc.id_prefix)}"
     return visibility.where(
         status=shapes.GRAPH_STATUS.get(body.status) if body.status else None,
         metadata=body.metadata or {}, base=base,
