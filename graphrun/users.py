@@ -24,7 +24,7 @@ class AuthUser(Mapping[str, Any]):
     def _get(self, name: str, default: Any) -> Any:
         if isinstance(self._source, Mapping):
             return self._source.get(name, default)
-        return getattr(self._source, name, default)
+        return _probe(self._source, name, default)
 
     @property
     def identity(self) -> str:
@@ -59,9 +59,9 @@ class AuthUser(Mapping[str, Any]):
         src = self._source
         if isinstance(src, Mapping):
             own: Any = dict(src)
-        elif callable(getattr(src, "model_dump", None)):
+        elif callable(_probe(src, "model_dump", None)):
             own = src.model_dump(mode="json")
-        elif callable(getattr(src, "dict", None)):
+        elif callable(_probe(src, "dict", None)):
             own = src.dict()
         else:
             own = {}
@@ -108,3 +108,12 @@ def user_of(value: Any) -> AuthUser | None:
     if hasattr(value, "identity"):
         return AuthUser(value)
     return None
+
+
+def _probe(obj: Any, name: str, default: Any) -> Any:
+    """getattr that also survives a user object whose __getattr__ raises KeyError (a
+    proxy over a dict, as LangGraph's server passes)."""
+    try:
+        return getattr(obj, name, default)
+    except Exception:
+        return default

@@ -242,6 +242,13 @@ def _patched(payload: dict[str, Any], body: CronUpdate) -> dict[str, Any]:
     return {k: v for k, v in merged.items() if v is not None}
 
 
+@router.get("/runs/crons/{cron_id}")
+async def get(cron_id: str, request: Request) -> dict[str, Any]:
+    server: Server = request.app.state.server
+    await auth.cron(request, cron_id, "read")
+    return await _read(server, _handle(server, cron_id))
+
+
 @router.delete("/runs/crons/{cron_id}", status_code=204)
 async def delete(cron_id: str, request: Request) -> Response:
     await auth.cron(request, cron_id, "delete")

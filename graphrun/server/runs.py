@@ -11,7 +11,9 @@ thread's live stream as its `id` when resumable, so `Last-Event-ID` goes on from
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -204,7 +206,8 @@ async def _wait(request: Request, thread_id: str, body: RunCreate) -> tuple[str,
 async def wait(thread_id: str, body: RunCreate, request: Request) -> Response:
     run_id, out = await _wait(request, thread_id, body)
     where = f"/threads/{thread_id}/runs/{run_id}"
-    return JSONResponse(out, headers={"Content-Location": where, "Location": where})
+    return JSONResponse(out, headers={"Content-Location": where,
+                                      "Location": f"{where}/join"})
 
 
 @router.post("/runs/wait")
@@ -341,6 +344,69 @@ async def create_stateless(body: RunCreate, request: Request) -> Response:
     return await create(str(uuid.uuid4()), body, request)
 
 
+@router.post("/runs/batch")
+async def create_batch(bodies: list[RunCreate], request: Request) -> list[dict[str, Any]]:
+    """Stateless background runs, one per body, each on a thread of its own."""
+    for body in bodies:
+        _check_modes(body)
+    made = await asyncio.gather(*(create_stateless(b, request) for b in bodies))
+    return [json.loads(bytes(r.body)) for r in made]
+
+
+class RunsCancel(BaseModel):
+    thread_id: str | None = None
+    run_ids: list[str] | None = None
+    status: Literal["pending", "running", "all"] | None = None
+
+
+@router.post("/runs/cancel", status_code=204)
+async def cancel_many(body: RunsCancel, request: Request,
+                      action: Literal["interrupt", "rollback"] = "interrupt") -> Response:
+    """Cancel the runs `run_ids` of `thread_id`, or every run with `status` (a thread runs
+    them while its GraphStatus is running, which visibility finds at any count)."""
+    server = request.app.state.server
+    owned = await auth.event(request, "threads", "update", {
+        "thread_id": auth.as_id(body.thread_id), "action": action,
+        "metadata": {"run_ids": body.run_ids, "status": body.status}})
+    if body.thread_id:
+        await auth.thread_matches(request, body.thread_id, owned)
+    if body.status is not None:
+        if body.thread_id or body.run_ids:
+            raise ValueError("When providing a 'status', 'thread_id' and 'run_ids' must be "
+                             "omitted: it cancels every run with that status.")
+        wanted = ("pending", "running") if body.status == "all" else (body.status,)
+        threads = [run.id[len(server.gc.id_prefix):] async for run in
+                   server.gc.client.list_workflows(_busy_threads(
+                       server, auth.visibility_filter(owned)))]
+        chosen = {t: None for t in threads}
+    else:
+        if not body.thread_id or not body.run_ids:
+            raise ValueError("Give 'thread_id' and 'run_ids', or a 'status'.")
+        wanted = ("pending", "running")
+        chosen = {body.thread_id: set(body.run_ids)}
+
+    async def on(thread_id: str, ids: set[str] | None) -> None:
+        records = await _records(server, thread_id)
+        if ids is not None and (missing := ids - {r.get("run_id") for r in records}):
+            raise NotFound(f"Runs {sorted(missing)} not found on thread {thread_id!r}.")
+        for r in records:
+            if (ids is None or r.get("run_id") in ids) and r.get("status") in wanted:
+                await _cancel_quietly(server, thread_id, r["run_id"], action)
+
+    await asyncio.gather(*(on(t, ids) for t, ids in chosen.items()))
+    return Response(status_code=204)
+
+
+def _busy_threads(server: Any, owned: Any = None) -> str:
+    from graphrun import visibility
+    from graphrun.server.shapes import GRAPH_STATUS
+
+    base = visibility.THREADS
+    if server.gc.id_prefix:
+        base += f" AND {visibility.prefixed(server.gc.id_prefix)}"
+    return visibility.where(status=GRAPH_STATUS["busy"], metadata={}, base=base, auth=owned)
+
+
 @router.get("/threads/{thread_id}/runs")
 async def list_runs(thread_id: str, request: Request, limit: int = 10, offset: int = 0,
                     status: str | None = None) -> list[dict[str, Any]]:
@@ -415,6 +481,56 @@ async def join_stream(thread_id: str, run_id: str, request: Request,
     return StreamingResponse(events(), media_type="text/event-stream")
 
 
+THREAD_POLL = 0.5  # seconds between looks for a thread's next run, while it has none
+
+
+@router.get("/threads/{thread_id}/stream")
+async def join_thread(thread_id: str, request: Request,
+                      stream_mode: Annotated[list[str] | None, Query()] = None) -> Response:
+    """The thread's live stream: the events of each of its runs, one run after another,
+    from now or after `Last-Event-ID`, until the client leaves. `stream_mode` `run_modes`
+    (the default) gives each run's own modes."""
+    server = request.app.state.server
+    await auth.thread(request, thread_id, "read")
+    remote = await _thread_graph(server, thread_id)
+    last = request.headers.get("last-event-id")
+    try:
+        start = int(last) + 1 if last is not None else None
+    except ValueError:
+        raise ValueError(f"Last-Event-ID must be an event id this API sent, not {last!r:.40}"
+                         ) from None
+    if start is None:
+        start = (await remote._stream_end(server.gc.workflow_id(thread_id)))[1]
+    asked = [m for m in stream_mode or () if m != "run_modes"]
+    unknown = [m for m in asked if m not in MODES]
+    if unknown:
+        raise ValueError(f"stream_mode {unknown} is not supported; use run_modes or "
+                         f"{sorted(MODES)}.")
+
+    # Runs over before the join are not streamed; every later one is, even one that ends
+    # between two looks.
+    done = {r["run_id"] for r in await _records(server, thread_id)
+            if r.get("status") not in ("pending", "running")}
+
+    async def events() -> AsyncIterator[bytes]:
+        nonlocal remote
+        while True:
+            fresh = [r for r in await _records(server, thread_id) if r["run_id"] not in done]
+            if not fresh:
+                await asyncio.sleep(THREAD_POLL)
+                continue
+            if not remote.name:  # a thread made by POST /threads: its first run's graph
+                remote = await _thread_graph(server, thread_id)
+            record = fresh[0]
+            modes = asked or record.get("stream_mode") or [*MODES]
+            async for event in _events(server, thread_id, record["run_id"], remote, modes,
+                                       True, record=record, from_offset=start, ids=True):
+                yield event
+            done.add(record["run_id"])
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")
 async def cancel(thread_id: str, run_id: str, request: Request, wait: bool = False,
                  action: Literal["interrupt", "rollback"] = "interrupt") -> Response:
@@ -437,11 +553,13 @@ async def cancel(thread_id: str, run_id: str, request: Request, wait: bool = Fal
     return Response(status_code=202)
 
 
-async def _cancel_quietly(server: Any, thread_id: str, run_id: str) -> None:
-    """A streaming client left with `on_disconnect="cancel"`: stop its run if it runs."""
+async def _cancel_quietly(server: Any, thread_id: str, run_id: str,
+                         action: str = "interrupt") -> None:
+    """Stop a run if it is still pending or running (a streaming client left with
+    `on_disconnect="cancel"`; a bulk cancel)."""
     handle = server.gc.client.get_workflow_handle(server.gc.workflow_id(thread_id))
     with contextlib.suppress(Exception):
-        await handle.execute_update("cancel_run", args=[run_id, "interrupt"])
+        await handle.execute_update("cancel_run", args=[run_id, action])
 
 
 @router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204)
