@@ -43,8 +43,13 @@ async def many(api_url: str, dev_server: Any) -> Any:
             assert r.json()["__interrupt__"], r.text
     temporal = await Client.connect(dev_server.address)
     query = visibility.where(metadata={"suite": suite})
-    for _ in range(100):  # visibility lags the starts a little
-        if await visibility.count(temporal, query) == THREADS:
+    runs = visibility.where(metadata={"suite": suite}, base=(
+        "WorkflowType = 'GraphWorkflow' AND CloseTime IS NULL"))
+    for _ in range(300):
+        # Visibility lags the starts, and the 5 records adopted by their runs (each
+        # continued as new) are two open runs for a moment: wait until it has caught up.
+        if (await visibility.count(temporal, query) == THREADS
+                and await visibility.count(temporal, runs) == 5):
             break
         await asyncio.sleep(0.1)
     return suite, tids, temporal
