@@ -19,7 +19,7 @@ from temporalio.service import RPCError
 
 from graphrun import errors
 from graphrun.client import GraphClient
-from graphrun.server import assistants, crons, protocol, runs, threads
+from graphrun.server import assistants, crons, mcp, protocol, runs, threads
 from graphrun.server import store as store_api
 from graphrun.server.context import Conflict, GraphUnserved, NotFound, Server, Unavailable
 from graphrun.server.http import HttpOptions
@@ -83,7 +83,8 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     `checkpointer.ttl.refresh_on_read`); the TTL of new threads is `gc.default_ttl`.
     `http`: langgraph.json's `http` (graphrun.server.http): the user's app, whose routes
     come first, CORS options (they replace `cors_origins`), parts of the API turned off,
-    the headers a run's config carries. `private_network`: answer CORS preflights with
+    the headers a run's config carries. MCP is served at `/mcp` (graphrun.server.mcp)
+    unless `http.disable_mcp`. `private_network`: answer CORS preflights with
     `Access-Control-Allow-Private-Network` (a public page, e.g. LangGraph Studio, calling
     a server on this machine; `graphrun dev` sets it) for the origins allowed.
     `auth`: custom auth, a `langgraph_sdk.Auth` (or langgraph.json's `auth` as
@@ -149,6 +150,8 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
         app.include_router(protocol.router)
     if "store" not in off:
         app.include_router(store_api.router)
+    if "mcp" not in off:  # the assistants as MCP tools (graphrun.server.mcp)
+        app.include_router(mcp.router)
     if http.app is not None:  # the user's routes come first, as on LangGraph's server
         app.router.routes[0:0] = list(http.app.routes)
         app.user_middleware[0:0] = list(getattr(http.app, "user_middleware", ()))
