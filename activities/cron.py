@@ -71,12 +71,21 @@ async def _invoke(gc: GraphClient, graph_id: str, request: CronRunRequest,
         options["interrupt_before"] = request.interrupt_before
     if request.interrupt_after is not None:
         options["interrupt_after"] = request.interrupt_after
+    # As a run the API starts: its record, what happens to a run already on the thread,
+    # and the webhook told when it ends (the thread's workflow posts it).
+    strategy = request.payload.get("multitask_strategy") or "enqueue"
+    record = {"assistant_id": request.assistant_id, "thread_id": config["configurable"][
+        "thread_id"], "metadata": {}, "multitask_strategy": strategy, "stream_mode": []}
+    remote = gc.graph(graph_id)
     try:
-        out = await gc.graph(graph_id).ainvoke(request.input, config, **options)
+        result = await remote._run(request.input, remote._merged(config), options,
+                                   record=record, webhook=request.payload.get("webhook") or "",
+                                   webhook_options=request.webhook_options,
+                                   multitask="" if strategy == "enqueue" else strategy)
+        remote.raise_failure(result)
     except GraphrunError as exc:  # the run failed (a node, a refused input): it is recorded
         return CronRunResult(thread_id="", status="error", error=f"{type(exc).__name__}: {exc}")
-    paused = isinstance(out, dict) and bool(out.get("__interrupt__"))
-    return CronRunResult(thread_id="", status="success", interrupted=paused)
+    return CronRunResult(thread_id="", status="success", interrupted=bool(result.interrupts))
 
 
 @contextlib.asynccontextmanager

@@ -585,8 +585,8 @@ class RemoteGraph(RunnableGraph):
                         stream_to: str = "",
                    accepted: Callable[[str], None] | None = None, run_id: str | None = None,
                    record: Mapping[str, Any] | None = None, multitask: str = "",
-                   background: bool = False, webhook: str = "", after_seconds: float = 0
-                   ) -> RunResult:
+                   background: bool = False, webhook: str = "", after_seconds: float = 0,
+                   webhook_options: Mapping[str, Any] | None = None) -> RunResult:
         """Invoke the thread and wait for the run to stop. `accepted` is told the workflow
         run id once the workflow has taken the invocation (a live reader starts then).
 
@@ -621,6 +621,7 @@ class RemoteGraph(RunnableGraph):
                             interrupt_after=_names(options.get("interrupt_after")),
                             context=self._send(options.get("context"), "the context"),
                             run=dict(record or {}), multitask=multitask, webhook=webhook,
+                            webhook_options=dict(webhook_options or {}),
                             after_seconds=after_seconds,
                             callbacks=options.get("callbacks") or "",
                             messages_v2=bool(options.get("messages_v2")))

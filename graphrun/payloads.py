@@ -123,6 +123,8 @@ class InvokeRequest(_Wire):
     # kept), "rollback" stops them and drops what they wrote.
     multitask: str = ""
     webhook: str = ""  # POSTed the run's record and values when it ends (send_webhook)
+    # its headers (templates), env prefix and allowed fields (graphrun.server.webhooks)
+    webhook_options: dict[str, Any] = {}
     after_seconds: float = 0  # the run waits this long before it starts
     callbacks: str = ""  # relay the nodes' callback events live: "runs" or "stream"
     messages_v2: bool = False  # 'messages' as content-block events (stream_events v3)
@@ -152,6 +154,7 @@ class WebhookCall(_Wire):
     run: dict[str, Any] = {}  # the run's record
     values: Any = None  # typed JSON of the thread's values
     error: dict[str, str] | None = None
+    options: dict[str, Any] = {}  # InvokeRequest.webhook_options
 
 
 class RunResult(_Wire):

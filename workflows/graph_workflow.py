@@ -113,6 +113,7 @@ class _Invocation:
     run_id: str = ""  # the invoke update's id: the run's id (its record, cancel_run)
     cancel: str = ""  # "interrupt" or "rollback" once cancel_run (or a multitask) asked
     webhook: str = ""
+    webhook_options: dict[str, Any] = dataclasses.field(default_factory=dict)
     after_seconds: float = 0
     callbacks: str = ""  # relay the nodes' callback events: "runs" or "stream" (NodeCall)
     messages_v2: bool = False  # 'messages' as content-block events (stream_events v3)
@@ -428,7 +429,8 @@ class GraphWorkflow(MetadataUpdate):
             await workflow.execute_activity(
                 "send_webhook", WebhookCall(url=item.webhook, graph=self._req.graph,
                                             thread_id=self._thread.thread_id, run=record,
-                                            values=result.values, error=result.error),
+                                            values=result.values, error=result.error,
+                                            options=item.webhook_options),
                 start_to_close_timeout=timedelta(seconds=30), summary="webhook",
                 retry_policy=TemporalRetryPolicy(maximum_attempts=3))
         except ActivityError as exc:
@@ -829,6 +831,7 @@ class GraphWorkflow(MetadataUpdate):
         item = self._inbox[-1]
         item.run_id = workflow.current_update_info().id  # type: ignore[union-attr]
         item.webhook, item.after_seconds = req.webhook, req.after_seconds
+        item.webhook_options = dict(req.webhook_options)
         item.callbacks = req.callbacks if req.stream_to else ""
         item.messages_v2 = req.messages_v2
         item.subgraph_checkpoints = dict(req.subgraph_checkpoints)

@@ -215,6 +215,7 @@ class CronRunRequest(_Payload):
     interrupt_after: list[str] | str | None = None
     on_run_completed: str = "delete"  # a new thread's fate once its run ends: delete | keep
     payload: dict[str, Any] = {}
+    webhook_options: dict[str, Any] = {}  # InvokeRequest.webhook_options
     created_at: str = ""
     # The API's GraphClient settings, so the run's thread is where the API looks for it.
     id_prefix: str = ""

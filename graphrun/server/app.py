@@ -23,6 +23,7 @@ from graphrun.server import assistants, crons, mcp, protocol, runs, threads
 from graphrun.server import store as store_api
 from graphrun.server.context import Conflict, GraphUnserved, NotFound, Server, Unavailable
 from graphrun.server.http import HttpOptions
+from graphrun.server.webhooks import WebhookPolicy
 
 _log = logging.getLogger(__name__)
 
@@ -68,7 +69,8 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
               store: Any = None, check_search_attributes: bool = True,
               refresh_on_read: bool = True, http: HttpOptions | None = None,
               private_network: bool = False, auth: Any = None,
-              studio_auth: bool = False) -> FastAPI:
+              studio_auth: bool = False, webhooks: WebhookPolicy | None = None
+              ) -> FastAPI:
     """The LangGraph Server API for `graphs` (graph id -> compiled graph) on `gc`'s Temporal.
 
     `api_keys` (default: `GRAPHRUN_API_KEY`, comma-separated): every route but `/ok`
@@ -92,7 +94,9 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     request and its `@auth.on...` handlers authorize each access (graphrun.server.auth);
     it replaces the API keys. `studio_auth` (`graphrun dev`, unless the config's
     `disable_studio_auth`): a request with `x-auth-scheme: langsmith` is LangGraph
-    Studio's, as on `langgraph dev`.
+    Studio's, as on `langgraph dev`. `webhooks`: langgraph.json's `webhooks`
+    (graphrun.server.webhooks): what a run's webhook URL may be, the headers and fields
+    it is sent with; LangGraph's defaults (no loopback targets) without it.
     """
     http = http or HttpOptions()
     off = http.disabled
@@ -101,6 +105,7 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
                   **({"docs_url": None, "redoc_url": None, "openapi_url": None}
                      if "meta" in off else {}))
     app.state.http = http
+    app.state.webhooks = webhooks or WebhookPolicy()
     app.state.server = Server(gc, graphs)
     app.state.server.refresh_on_read = refresh_on_read
     app.state.check_search_attributes = check_search_attributes
@@ -246,9 +251,15 @@ def _error(status: int) -> Callable[[Request, Exception], Awaitable[Response]]:
 async def _invalid(request: Request, exc: Exception) -> Response:
     detail: Any = str(exc)
     if isinstance(exc, RequestValidationError):
-        detail = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""),
+        detail = [{"loc": list(e.get("loc", ())), "msg": _message(e),
                    "type": e.get("type", "")} for e in exc.errors()]
     return JSONResponse({"detail": detail}, status_code=422)
+
+
+def _message(error: Mapping[str, Any]) -> str:
+    if error.get("type") == "extra_forbidden":  # shapes.RequestBody
+        return f"{list(error.get('loc', ()))[-1]!r} is not a field this server takes"
+    return str(error.get("msg", ""))
 
 
 async def _runtime(request: Request, exc: Exception) -> Response:

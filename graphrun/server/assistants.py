@@ -16,7 +16,6 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.common import (
     SearchAttributePair,
@@ -58,7 +57,7 @@ class AssistantNotFound(NotFound):
     """No assistant of that id (a UUID): 404."""
 
 
-class AssistantCreate(BaseModel):
+class AssistantCreate(shapes.RequestBody):
     graph_id: str
     assistant_id: str | None = None
     config: dict[str, Any] | None = None
@@ -69,7 +68,7 @@ class AssistantCreate(BaseModel):
     if_exists: Literal["raise", "do_nothing"] = "raise"
 
 
-class AssistantPatch(BaseModel):
+class AssistantPatch(shapes.RequestBody):
     graph_id: str | None = None
     config: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
@@ -78,7 +77,7 @@ class AssistantPatch(BaseModel):
     description: str | None = None
 
 
-class AssistantCount(BaseModel):
+class AssistantCount(shapes.RequestBody):
     graph_id: str | None = None
     metadata: dict[str, Any] | None = None
     name: str | None = None
@@ -93,13 +92,13 @@ class AssistantSearch(AssistantCount):
     select: list[AssistantField] | None = None
 
 
-class VersionsQuery(BaseModel):
+class VersionsQuery(shapes.RequestBody):
     metadata: dict[str, Any] | None = None
     limit: int = 10
     offset: int = 0
 
 
-class LatestVersion(BaseModel):
+class LatestVersion(shapes.RequestBody):
     version: int
 
 

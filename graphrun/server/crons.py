@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request, Response
-from pydantic import BaseModel
 from temporalio.client import (
     Schedule,
     ScheduleActionStartWorkflow,
@@ -30,8 +29,9 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from graphrun.server import assistants, auth, threads
+from graphrun.server import assistants, auth, shapes, threads
 from graphrun.server.context import NotFound, Server
+from graphrun.server.webhooks import WebhookPolicy
 from graphrun.workflows.records import (
     CRON_MEMO,
     CRON_WORKFLOW,
@@ -49,7 +49,7 @@ CronField = Literal["cron_id", "assistant_id", "thread_id", "end_time", "schedul
                     "metadata", "now", "on_run_completed", "enabled"]
 
 
-class CronUpdate(BaseModel):
+class CronUpdate(shapes.RequestBody):
     """`PATCH /runs/crons/{id}`: what changes (an explicit null end_time clears it)."""
 
     schedule: str | None = None
@@ -77,7 +77,7 @@ class CronCreate(CronUpdate):
     multitask_strategy: Literal["reject", "enqueue", "interrupt", "rollback"] | None = None
 
 
-class CronCount(BaseModel):
+class CronCount(shapes.RequestBody):
     assistant_id: str | None = None
     thread_id: str | None = None
     metadata: dict[str, Any] | None = None
@@ -93,12 +93,9 @@ class CronSearch(CronCount):
     select: list[CronField] | None = None
 
 
-def _refuse_unsupported(body: CronCreate) -> None:
-    if body.webhook:
-        raise ValueError("webhook is not supported yet.")
-    if body.multitask_strategy in ("interrupt", "rollback"):
-        raise ValueError(f"multitask_strategy {body.multitask_strategy!r} is not supported "
-                         f"yet; a cron's runs on a thread take their turn ('enqueue').")
+async def _check_webhook(request: Request, body: CronCreate) -> None:
+    if body.webhook:  # each firing's run is POSTed to it (langgraph.json's webhooks)
+        await request.app.state.webhooks.check(body.webhook)
 
 
 # -- the schedule --------------------------------------------------------------------------
@@ -108,7 +105,8 @@ def _handle(server: Server, cron_id: str) -> ScheduleHandle:
 
 
 def _run_request(server: Server, cron_id: str, thread_id: str | None, body: CronCreate,
-                 assistant: dict[str, Any], created_at: str) -> CronRunRequest:
+                 assistant: dict[str, Any], created_at: str,
+                 server_webhooks: WebhookPolicy) -> CronRunRequest:
     """What each firing runs. A user assistant is named, not copied: its config and
     context are read at each firing, so a patched assistant applies from then on."""
     gc = server.gc
@@ -121,6 +119,7 @@ def _run_request(server: Server, cron_id: str, thread_id: str | None, body: Cron
         interrupt_before=body.interrupt_before, interrupt_after=body.interrupt_after,
         on_run_completed=body.on_run_completed or "delete",
         payload=body.model_dump(mode="json", exclude_none=True), created_at=created_at,
+        webhook_options=server_webhooks.sent_with() if body.webhook else {},
         id_prefix=gc.id_prefix, search_attributes=gc.search_attributes,
         max_history=gc.max_history, history_event_limit=gc.history_event_limit)
 
@@ -179,14 +178,14 @@ async def _read(server: Server, handle: ScheduleHandle) -> dict[str, Any]:
 async def _create(request: Request, body: CronCreate, thread_id: str | None
                   ) -> dict[str, Any]:
     server: Server = request.app.state.server
-    _refuse_unsupported(body)
+    await _check_webhook(request, body)
     assistant = await assistants.resolve(server, body.assistant_id)
     if thread_id is not None:
         await threads.describe(server.gc, thread_id)  # NotFound: 404, as LangGraph's server
     cron_id = str(uuid.uuid4())
     await auth.cron_create(request, cron_id, thread_id, body)  # may stamp its metadata
     run = _run_request(server, cron_id, thread_id, body, assistant,
-                       datetime.now(UTC).isoformat())
+                       datetime.now(UTC).isoformat(), request.app.state.webhooks)
     memo = {CRON_MEMO: {"cron_id": cron_id, "assistant_id": run.assistant_id,
                         "thread_id": thread_id, "task_queue": server.gc.task_queue}}
     try:
@@ -220,9 +219,10 @@ async def update(cron_id: str, body: CronUpdate, request: Request) -> dict[str, 
     async def change(current: ScheduleUpdateInput) -> ScheduleUpdate:
         old = await _request_of(server, current.description.schedule.action)
         new = CronCreate.model_validate(_patched(old.payload, body))
-        _refuse_unsupported(new)
+        await _check_webhook(request, new)
         assistant = await assistants.resolve(server, new.assistant_id)
-        run = _run_request(server, old.cron_id, old.thread_id, new, assistant, old.created_at)
+        run = _run_request(server, old.cron_id, old.thread_id, new, assistant, old.created_at,
+                           request.app.state.webhooks)
         return ScheduleUpdate(schedule=_schedule(server, run, new))
 
     try:

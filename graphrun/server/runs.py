@@ -18,11 +18,9 @@ import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel
 from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -41,13 +39,13 @@ MODES = {"values": "values", "updates": "updates", "custom": "custom", "debug": 
          "events": stream.EVENTS}
 
 
-class RunCommand(BaseModel):
+class RunCommand(shapes.RequestBody):
     resume: Any = None
     update: Any = None
     goto: Any = None
 
 
-class RunCreate(BaseModel):
+class RunCreate(shapes.RequestBody):
     assistant_id: str
     input: Any = None
     command: RunCommand | None = None
@@ -68,11 +66,24 @@ class RunCreate(BaseModel):
     after_seconds: int | None = None
     webhook: str | None = None
     feedback_keys: list[str] | None = None
+    # Every superstep's checkpoint is in the thread's workflow history before the next
+    # step starts: "sync" durability, whatever is asked ("async" and "exit" ask for less).
+    durability: Literal["sync", "async", "exit"] | None = None
+    checkpoint_during: bool | None = None
+    strict_resume: bool | None = None
+    langsmith_tracer: dict[str, Any] | None = None
 
 
 def _refuse_unsupported(body: RunCreate) -> None:
-    if body.webhook and urlsplit(body.webhook).scheme not in ("http", "https"):
-        raise ValueError(f"webhook must be an http(s) URL, not {body.webhook!r:.80}.")
+    if body.feedback_keys:
+        raise ValueError("feedback_keys: this server makes no LangSmith feedback URLs; "
+                         "leave it out (a run's trace is in the worker's LangSmith project).")
+    if body.langsmith_tracer:
+        raise ValueError("langsmith_tracer: runs are traced by the worker, to its LangSmith "
+                         "project (graphrun.tracing); leave it out.")
+    if body.strict_resume is False:  # /info says strict_resume: always strict here
+        raise ValueError("strict_resume: a resume with nothing to answer is always refused "
+                         "here (/info reports strict_resume); leave it out or set it true.")
     if body.after_seconds is not None and body.after_seconds < 0:
         raise ValueError("after_seconds must be 0 or more.")
 
@@ -119,6 +130,7 @@ class _Run:
 
     def __init__(self, request: Request, thread_id: str, body: RunCreate,
                  assistant: dict[str, Any]) -> None:
+        _refuse_unsupported(body)
         self.server = request.app.state.server
         self.thread_id = thread_id
         config, context = assistants.run_presets(assistant, body.config, body.context)
@@ -147,8 +159,11 @@ class _Run:
         """Send the run; `background` answers once the workflow has taken it. `modes`:
         the stream modes to publish live (a streamed or background run); `live_options`
         (`callbacks`, `messages_v2`) override how the nodes' events are published."""
-        user = await auth.run(self.conn, self)  # may stamp the run's metadata; 404
         b = self.body
+        policy = self.conn.app.state.webhooks  # langgraph.json's webhooks
+        if b.webhook:
+            await policy.check(b.webhook)
+        user = await auth.run(self.conn, self)  # may stamp the run's metadata; 404
         options = _options(b)
         live = modes is not None
         if modes is not None:
@@ -169,7 +184,8 @@ class _Run:
             _input(b), config, options, stream=live,
             stream_to=self.run_id if live else "", run_id=self.run_id, record=record,
             multitask="" if b.multitask_strategy == "enqueue" else b.multitask_strategy,
-            background=background, webhook=b.webhook or "", after_seconds=b.after_seconds or 0)
+            background=background, webhook=b.webhook or "", after_seconds=b.after_seconds or 0,
+            webhook_options=policy.sent_with() if b.webhook else {})
         return result
 
     async def check_thread(self) -> None:
@@ -195,7 +211,6 @@ def _output(result: RunResult, remote: Any) -> Any:
 
 
 async def _wait(request: Request, thread_id: str, body: RunCreate) -> tuple[str, Any]:
-    _refuse_unsupported(body)
     run = await _Run.of(request, thread_id, body)
     await run.check_thread()
     result = await run.send(background=False)
@@ -275,7 +290,6 @@ async def _outcome(server: Any, thread_id: str, run_id: str,
 
 
 def _check_modes(body: RunCreate) -> None:
-    _refuse_unsupported(body)
     asked = [body.stream_mode] if isinstance(body.stream_mode, str) else body.stream_mode
     unknown = [m for m in asked if m not in MODES]
     if unknown:
@@ -353,7 +367,7 @@ async def create_batch(bodies: list[RunCreate], request: Request) -> list[dict[s
     return [json.loads(bytes(r.body)) for r in made]
 
 
-class RunsCancel(BaseModel):
+class RunsCancel(shapes.RequestBody):
     thread_id: str | None = None
     run_ids: list[str] | None = None
     status: Literal["pending", "running", "all"] | None = None

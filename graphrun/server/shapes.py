@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from graphrun.types import Interrupt, StateSnapshot
+
+
+class RequestBody(BaseModel):
+    """A request's JSON body. A field this server does not serve is a 422 naming it,
+    never dropped: a client asking for what is not done hears so."""
+
+    model_config = ConfigDict(extra="forbid")
 
 # LangGraph's server names a graph's default assistant uuid5(NAMESPACE_GRAPH, graph_id).
 NAMESPACE_GRAPH = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
@@ -117,3 +127,52 @@ def run(record: dict[str, Any], thread_id: str) -> dict[str, Any]:
             "created_at": record.get("created_at"), "updated_at": record.get("updated_at"),
             "status": record.get("status", "pending"), "metadata": record.get("metadata") or {},
             "multitask_strategy": record.get("multitask_strategy", "enqueue"), "kwargs": {}}
+
+
+def select_state(shown: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
+    """A state (`state`) with only the fields asked for, as LangGraph's `select`:
+    `values.<key>` keeps that key of the values alone."""
+    if not fields:
+        return shown
+    keys = [f[len("values."):] for f in fields if f.startswith("values.")]
+    out = {k: v for k, v in shown.items() if k in fields}
+    if keys and "values" not in fields:
+        values = shown.get("values")
+        out["values"] = ({k: values[k] for k in keys if k in values}
+                         if isinstance(values, dict) else values)
+    return out
+
+
+EXTRACT_PATHS = 10  # LangGraph's server takes at most 10 paths a search
+_STEP = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
+
+
+def extract_path(path: str) -> list[str | int]:
+    """`values.messages[-1].content` as its steps (keys and list indexes)."""
+    steps: list[str | int] = []
+    at = 0
+    for m in _STEP.finditer(path):
+        if path[at:m.start()] not in (("", ".") if steps else ("",)):
+            break
+        steps.append(m.group(1) if m.group(1) is not None else int(m.group(2)))
+        at = m.end()
+    if not steps or at != len(path):
+        raise ValueError(f"extract: {path!r:.80} is not a path such as "
+                         f"'values.messages[-1]' (keys by dots, list indexes in brackets)")
+    return steps
+
+
+def extract(thread: dict[str, Any], paths: dict[str, list[str | int]]) -> dict[str, Any]:
+    """Each alias's value at its path in the thread; None where the path leads nowhere."""
+    out: dict[str, Any] = {}
+    for alias, steps in paths.items():
+        node: Any = thread
+        for step in steps:
+            if (isinstance(step, int) and isinstance(node, list) and -len(node) <= step < len(
+                    node)) or (isinstance(step, str) and isinstance(node, dict) and step in node):
+                node = node[step]
+            else:
+                node = None
+                break
+        out[alias] = node
+    return out

@@ -17,10 +17,10 @@ import contextlib
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request, Response
-from pydantic import BaseModel, Field
+from fastapi import APIRouter, Query, Request, Response
+from pydantic import Field
 from temporalio.client import (
     WorkflowExecution,
     WorkflowExecutionDescription,
@@ -53,7 +53,7 @@ SortBy = Literal["thread_id", "status", "created_at", "updated_at", "state_updat
 Status = Literal["idle", "busy", "interrupted", "error"]
 
 
-class ThreadCreate(BaseModel):
+class ThreadCreate(shapes.RequestBody):
     thread_id: str | None = None
     metadata: dict[str, Any] | None = None
     if_exists: Literal["raise", "do_nothing"] = "raise"
@@ -62,17 +62,17 @@ class ThreadCreate(BaseModel):
     ttl: ThreadTTL | None = None
 
 
-class ThreadPatch(BaseModel):
-    metadata: dict[str, Any] = {}
+class ThreadPatch(shapes.RequestBody):
+    metadata: dict[str, Any] = Field(default_factory=dict)
     ttl: ThreadTTL | None = None
 
 
-class ThreadPrune(BaseModel):
+class ThreadPrune(shapes.RequestBody):
     thread_ids: list[str]
     strategy: Literal["delete", "keep_latest"] = "delete"
 
 
-class ThreadCount(BaseModel):
+class ThreadCount(shapes.RequestBody):
     metadata: dict[str, Any] | None = None
     values: dict[str, Any] | None = None
     status: Status | None = None
@@ -86,20 +86,23 @@ class ThreadSearch(ThreadCount):
     sort_by: SortBy = "created_at"
     sort_order: Literal["asc", "desc"] = "desc"
     select: list[str] | None = None
+    # alias: path in the thread ("values.messages[-1]"), shown in `extracted`
+    extract: dict[str, str] | None = Field(None, max_length=shapes.EXTRACT_PATHS)
 
 
-class StateUpdate(BaseModel):
+class StateUpdate(shapes.RequestBody):
     values: Any = None
     as_node: str | None = None
     checkpoint_id: str | None = None
     checkpoint: dict[str, Any] | None = None
 
 
-class HistoryQuery(BaseModel):
+class HistoryQuery(shapes.RequestBody):
     limit: int = 10
     before: dict[str, Any] | str | None = None
     metadata: dict[str, Any] | None = None
     checkpoint: dict[str, Any] | None = None
+    select: list[str] | None = None
 
 
 # -- a thread's latest run ------------------------------------------------------------
@@ -412,7 +415,9 @@ async def search(body: ThreadSearch, request: Request) -> list[dict[str, Any]]:
     # A thread continuing as new (a record adopted by its first run) is two open runs in
     # visibility for a moment: it is shown once.
     rows = list({r.id: r for r in rows[::-1]}.values())[::-1]
-    wants_state = not body.select or bool({"values", "interrupts", "error"} & set(body.select))
+    paths = {alias: shapes.extract_path(p) for alias, p in (body.extract or {}).items()}
+    wants_state = not body.select or bool({"values", "interrupts", "error"} & {
+        *body.select, *(str(p[0]) for p in paths.values())})
     gate = asyncio.Semaphore(READS_AT_ONCE)
 
     async def shown(run: WorkflowExecution) -> dict[str, Any] | None:
@@ -422,7 +427,9 @@ async def search(body: ThreadSearch, request: Request) -> list[dict[str, Any]]:
     found = await asyncio.gather(*(shown(r) for r in rows))
     # Visibility lags a status change by a moment: each thread shows what it is now, and
     # one that no longer matches the filter is left out.
-    return [_select(t, body.select) for t in found if t is not None
+    return [{**_select(t, body.select), **({"extracted": shapes.extract(t, paths)}
+                                           if paths else {})}
+            for t in found if t is not None
             and (body.status is None or t["status"] == body.status)]
 
 
@@ -450,6 +457,10 @@ async def count(body: ThreadCount, request: Request) -> int:
     return await visibility.count(server.gc.client, _query(server, body, None, authorized))
 
 
+# GET's `select` query parameter: the state's fields to show (shapes.select_state)
+Selected = Annotated[list[str] | None, Query()]
+
+
 # -- state ---------------------------------------------------------------------------------
 def _empty(thread_id: str) -> StateSnapshot:
     """The state of a thread that has not run yet."""
@@ -458,26 +469,30 @@ def _empty(thread_id: str) -> StateSnapshot:
 
 
 @router.get("/threads/{thread_id}/state")
-async def state(thread_id: str, request: Request, subgraphs: bool = False
-                ) -> dict[str, Any]:
-    return await _state(request, thread_id, None, subgraphs)
+async def state(thread_id: str, request: Request, subgraphs: bool = False,
+                select: Selected = None) -> dict[str, Any]:
+    return shapes.select_state(await _state(request, thread_id, None, subgraphs), select)
 
 
-class StateAt(BaseModel):
+class StateAt(shapes.RequestBody):
     checkpoint: dict[str, Any] | None = None
     subgraphs: bool = False
+    select: list[str] | None = None
 
 
 @router.post("/threads/{thread_id}/state/checkpoint")
 async def state_at_checkpoint(thread_id: str, body: StateAt, request: Request
                               ) -> dict[str, Any]:
-    return await _state(request, thread_id, body.checkpoint, body.subgraphs)
+    return shapes.select_state(
+        await _state(request, thread_id, body.checkpoint, body.subgraphs), body.select)
 
 
 @router.get("/threads/{thread_id}/state/{checkpoint_id}")
 async def state_at(thread_id: str, checkpoint_id: str, request: Request,
-                   subgraphs: bool = False) -> dict[str, Any]:
-    return await _state(request, thread_id, checkpoint_id, subgraphs)
+                   subgraphs: bool = False, select: Selected = None
+                   ) -> dict[str, Any]:
+    return shapes.select_state(await _state(request, thread_id, checkpoint_id, subgraphs),
+                               select)
 
 
 async def _state(request: Request, thread_id: str, checkpoint: str | dict[str, Any] | None,
@@ -535,7 +550,7 @@ async def _history(request: Request, thread_id: str, q: HistoryQuery) -> list[di
             before=_cfg(thread_id, before) if before else None):
         if q.metadata and any((snap.metadata or {}).get(k) != v for k, v in q.metadata.items()):
             continue
-        out.append(shapes.state(snap))
+        out.append(shapes.select_state(shapes.state(snap), q.select))
         if len(out) >= q.limit:
             break
     return out

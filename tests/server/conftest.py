@@ -160,6 +160,9 @@ class _ApiHost:
 
 @pytest.fixture(scope="session")
 def api_url(dev_server: Any) -> Iterator[str]:
-    host = _ApiHost(dev_server.address)
+    from graphrun.server.webhooks import WebhookPolicy
+
+    # The tests' webhook receivers listen on this machine: loopback targets allowed.
+    host = _ApiHost(dev_server.address, webhooks=WebhookPolicy(disable_loopback=False))
     yield f"http://127.0.0.1:{host.port}"
     host.close()

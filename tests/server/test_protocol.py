@@ -41,11 +41,21 @@ async def _sse(api_url: str, thread_id: str, body: dict[str, Any], count: int,
 async def _paused(thread: Any) -> bool:
     """The SDK learns of an interrupt on its lifecycle stream, a connection apart from
     the projection that just ended at it: wait (boundedly) for that stream to catch up."""
-    for _ in range(250):
+    for _ in range(750):
         if thread.interrupted:
             return True
         await asyncio.sleep(0.02)
     return False
+
+
+async def _why_not_paused(api_url: str, thread: Any) -> str:
+    """What the server sent on the lifecycle and input channels, for a failure's message."""
+    try:
+        events: Any = await _sse(api_url, thread.thread_id,
+                                 {"channels": ["lifecycle", "input"], "since": 0}, 3, 5)
+    except TimeoutError:
+        events = "fewer than 3 events in 5 s"
+    return f"the SDK saw no interrupt; the server sent {events}"
 
 
 async def _command(api_url: str, thread_id: str, method: str, params: Any
@@ -96,7 +106,7 @@ async def test_messages_and_tool_calls(api_url: str) -> None:
         # The model's reply carries the tool calls; the human-in-the-loop middleware
         # pauses before any tool runs.
         streams = [s async for s in thread.messages]
-        assert await _paused(thread)
+        assert await _paused(thread), await _why_not_paused(api_url, thread)
         assert len(streams) == 1
         message = await streams[0].output
         assert [c["id"] for c in message.tool_calls] == ["call_lookup", "call_pay"]
