@@ -989,11 +989,19 @@ def _unserved_lines(graphs: Mapping[str, Any]) -> list[str]:
     return [f"NOT SERVED: {g.reason}" for g in graphs.values() if hasattr(g, "reason")]
 
 
-def _server_options(args: argparse.Namespace, gc: Any) -> tuple[dict[str, Any], list[str]]:
+def _config_file(args: argparse.Namespace) -> str | None:
+    """The langgraph.json the server options come from: --config, else ./langgraph.json
+    when there is one and no --graph."""
+    return args.config or ("langgraph.json" if not args.graph
+                           and os.path.exists("langgraph.json") else None)
+
+
+def _server_options(args: argparse.Namespace, gc: Any, *, store_built: bool = False
+                    ) -> tuple[dict[str, Any], list[str]]:
     """build_app's options from langgraph.json (its checkpointer.ttl onto the API's client,
-    its http), and a line for each of its keys graphrun does not act on."""
-    config = args.config or ("langgraph.json" if not args.graph
-                             and os.path.exists("langgraph.json") else None)
+    its http), and a line for each of its keys graphrun does not act on (`store_built`:
+    the store served was built from its `store` section)."""
+    config = _config_file(args)
     if not config:
         return {}, []
     from graphrun.server.config import (
@@ -1010,7 +1018,8 @@ def _server_options(args: argparse.Namespace, gc: Any) -> tuple[dict[str, Any], 
         auth = auth_options(config)  # custom auth (graphrun.server.auth)
         if auth is not None:
             options["auth"] = auth
-        notes = [f"{config}: not used: {line}" for line in unused_keys(config)]
+        notes = [f"{config}: not used: {line}"
+                 for line in unused_keys(config, store_built=store_built)]
     except ConfigError as exc:
         raise CLIError(f"--config {config}: {exc}", 2) from None
     return options, notes
@@ -1171,6 +1180,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
     payload_dir = None if args.no_payload_store else str(
         Path(args.payload_dir or _payload_dir_env() or default_payload_dir(db)).resolve())
     store = _dev_store(args)
+    built = not args.store  # graphrun's in-memory store, from langgraph.json's `store`
     stop = _stop_event()
     server = DevServer(port=args.port, ui=not args.no_ui,
                        ui_port=None if args.no_ui else args.ui_port, db_filename=db,
@@ -1207,12 +1217,17 @@ async def cmd_dev(args: argparse.Namespace) -> int:
         if payload_dir and payload_dir != _payload_dir_env():
             # Other commands read a large state from the same files.
             lines.append(f"export GRAPHRUN_PAYLOAD_DIR={payload_dir}")
-        options, notes = _server_options(args, gc)
+        options, notes = _server_options(args, gc, store_built=built)
         lines += notes
+        if built and store is not None:
+            lines.append(_store_line(store))
         api = None if args.no_api else _api(gc, graphs, args.api_port, lines, store=store,
                                             **options)
         lines.append("ready; Ctrl-C to stop")
         _print(lines)
+        sweeper = store.start_ttl_sweeper if built and store is not None else None
+        if sweeper is not None:
+            await sweeper()  # store.ttl.sweep_interval_minutes
         try:
             # The default store goes to the nodes too, unless a graph brings its own.
             own = any(getattr(g, "store", None) is not None for g in _served(graphs).values())
@@ -1220,6 +1235,8 @@ async def cmd_dev(args: argparse.Namespace) -> int:
                          metrics=bool(args.metrics_bind),
                          store=store if args.store or not own else None)
         finally:
+            if sweeper is not None:
+                await store.stop_ttl_sweeper()
             if api is not None:
                 api[0].should_exit = True
                 await asyncio.gather(api[1], return_exceptions=True)
@@ -1230,14 +1247,31 @@ async def cmd_dev(args: argparse.Namespace) -> int:
 
 
 def _dev_store(args: argparse.Namespace) -> Any:
-    """`graphrun dev`'s store: --store, else an in-memory one (as `langgraph dev`)."""
+    """`graphrun dev`'s store: --store, else an in-memory one (as `langgraph dev`), with
+    the index and TTLs of langgraph.json's `store` (graphrun.server.memory); None
+    without LangGraph installed."""
     if args.store:
         return load_store(args.store)
+    from graphrun.server.config import ConfigError, store_from_config
+
+    config = _config_file(args)
     try:
-        from langgraph.store.memory import InMemoryStore
-    except ImportError:  # without LangGraph installed, no store is served
-        return None
-    return InMemoryStore()
+        return store_from_config(config)
+    except ConfigError as exc:
+        raise CLIError(f"--config {config}: {exc}", 2) from None
+
+
+def _store_line(store: Any) -> str:
+    """What the in-memory store `graphrun dev` built keeps."""
+    index, ttl = store.index_config, store.ttl_config or {}
+    parts = ["store: in memory (this process's own)"]
+    if index:
+        parts.append(f"semantic search on {index.get('fields') or ['$']} "
+                     f"({index['dims']} dims)")
+    if ttl.get("default_ttl"):
+        parts.append(f"items expire {ttl['default_ttl']} min after their last "
+                     f"{'read or write' if ttl.get('refresh_on_read', True) else 'write'}")
+    return ", ".join(parts)
 
 
 def _api(gc: Any, graphs: Mapping[str, Any], port: int, lines: list[str],

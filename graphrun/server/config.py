@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,20 +113,36 @@ UNUSED = {
     "checkpointer.path": "threads live in Temporal workflows, not a checkpointer",
     "checkpointer.serde": "graphrun's own serializer and payload codec keep thread data",
     "checkpointer.ttl.sweep_limit": "each thread's TTL is a durable timer of its own",
-    "store.index": "the store is the one given to `--store` (or an in-memory one), "
-                   "indexed as it is built",
-    "store.ttl": "the store is the one given to `--store`, with its own TTL",
+    "store.index": "only the in-memory store `graphrun dev` builds without --store is "
+                   "indexed from it: a store given with --store keeps the index it was "
+                   "built with, and `graphrun serve` serves no store without --store",
+    "store.ttl": "only the in-memory store `graphrun dev` builds without --store keeps "
+                 "TTLs from it: a store given with --store keeps its own, and `graphrun "
+                 "serve` serves no store without --store",
+    "store.path": "give the store with --store module:attr",
     "http.mount_prefix": "graphrun serves at the root",
     "http.logging_headers": "graphrun logs no request headers",
     "http.middleware_order": "the user's middleware runs outside graphrun's",
 }
 
 
-def unused_keys(path: str | Path) -> list[str]:
+def unused_keys(path: str | Path, *, store_built: bool = False) -> list[str]:
     """Warnings for what langgraph.json holds that graphrun does not act on: each key
-    named with why (build-time keys are read by the image build, not here)."""
+    named with why (build-time keys are read by the image build, not here).
+    `store_built`: the store served is the one `store_from_config` built from the file
+    (`graphrun dev` without --store), so its `store.index` and `store.ttl` are used."""
     config = _read(Path(path))
-    out = [f"{k}: {why}" for k, why in UNUSED.items() if _has(config, k)]
+    used = {"store.index", "store.ttl"} if store_built else set()
+    out = [f"{k}: {why}" for k, why in UNUSED.items() if _has(config, k) and k not in used]
+    store = config.get("store")
+    if isinstance(store, dict):
+        out += [f"store.{k}: not a key graphrun knows" for k in sorted(store)
+                if k not in STORE_KEYS and f"store.{k}" not in UNUSED]
+        if store_built:
+            out += [f"store.{section}.{k}: not a key graphrun knows"
+                    for section, keys in STORE_KEYS.items()
+                    if isinstance(store.get(section), dict)
+                    for k in sorted(store[section]) if k not in keys]
     out += [f"{k}: not a langgraph.json key graphrun knows" for k in sorted(config)
             if k not in SERVED_KEYS | BUILD_KEYS]
     from graphrun.server.http import KEYS
@@ -244,3 +261,143 @@ def auth_options(path: str | Path) -> Any:
                                                         "openapi")}
     return AuthOptions(obj, disable_studio_auth=bool(auth.get("disable_studio_auth")),
                        openapi=auth.get("openapi"), extra=extra)
+
+
+# langgraph.json's `store` sections graphrun builds its in-memory store from, and their keys.
+STORE_KEYS = {"index": ("embed", "dims", "fields"),
+              "ttl": ("refresh_on_read", "default_ttl", "sweep_interval_minutes")}
+
+
+def store_from_config(path: str | Path | None = None, *,
+                      clock: Callable[[], float] | None = None) -> Any:
+    """The in-memory store `graphrun dev` serves and gives the graphs' nodes (without
+    --store), as langgraph.json's `store` describes it: LangGraph's `InMemoryStore` with
+    `store.index` (`{"embed": "provider:model" | "./file.py:attr" | "module:attr",
+    "dims": N, "fields": [...]}`: semantic search) and the TTLs of `store.ttl`
+    (`refresh_on_read`, `default_ttl` minutes, `sweep_interval_minutes`), as a
+    graphrun.server.memory.TTLInMemoryStore. Without a file or a `store` section, a plain
+    one (and None without LangGraph installed). `clock`: the store's, for tests."""
+    store = {} if path is None else (_read(Path(path)).get("store") or {})
+    file = Path(path) if path is not None else Path("langgraph.json")
+    if not isinstance(store, dict):
+        raise ConfigError(f"{file}: store must be an object, got {store!r:.120}")
+    try:
+        from graphrun.server.memory import TTLInMemoryStore
+    except ImportError as exc:
+        if store.get("index") or store.get("ttl"):
+            raise ConfigError(f"{file}: store.index and store.ttl need LangGraph's store "
+                              f"(pip install langgraph): {exc}") from None
+        return None
+    if path is not None:
+        _load_env(file.parent, _read(file).get("env"))  # a provider's API key, say
+    index = _store_index(file, store.get("index"))
+    ttl = _store_ttl(file, store.get("ttl"))
+    return TTLInMemoryStore(index=index, ttl=ttl,
+                            **({} if clock is None else {"clock": clock}))
+
+
+def _store_index(file: Path, index: Any) -> dict[str, Any] | None:
+    if index is None:
+        return None
+    if not isinstance(index, dict):
+        raise ConfigError(f"{file}: store.index must be an object "
+                          f'({{"embed": ..., "dims": N, "fields": [...]}}), got {index!r:.120}')
+    dims = index.get("dims")
+    if dims is None:
+        raise ConfigError(f"{file}: store.index.dims is missing: the length of the vectors "
+                          f"store.index.embed makes")
+    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
+        raise ConfigError(f"{file}: store.index.dims must be a positive integer, "
+                          f"got {dims!r:.80}")
+    fields = index.get("fields")
+    if fields is not None and (not isinstance(fields, list) or not all(
+            isinstance(f, str) and f for f in fields)):
+        raise ConfigError(f"{file}: store.index.fields must be a list of field paths "
+                          f'(e.g. ["text", "memories[*].content"]), got {fields!r:.120}')
+    if "embed" not in index:
+        raise ConfigError(f"{file}: store.index.embed is missing: 'provider:model' (e.g. "
+                          f"'openai:text-embedding-3-small') or './file.py:attr'")
+    out: dict[str, Any] = {"dims": dims, "embed": _embeddings(file, index["embed"])}
+    if fields is not None:
+        out["fields"] = fields
+    return out
+
+
+def _embeddings(file: Path, embed: Any) -> Any:
+    """store.index.embed: LangChain's `init_embeddings("provider:model")`, or the
+    embeddings object or (async) function of texts a "./file.py:attr" or "module:attr"
+    names, as LangChain `Embeddings`."""
+    from langchain_core.embeddings import Embeddings
+    from langgraph.store.base import ensure_embeddings
+
+    what = "store.index.embed"
+    if not isinstance(embed, str) or ":" not in embed.strip(":"):
+        raise ConfigError(f"{file}: {what} must be 'provider:model' or './file.py:attr', "
+                          f"got {embed!r:.120}")
+    where, _, name = embed.rpartition(":")
+    providers = _embedding_providers()
+    if where in providers and not where.endswith(".py") and "/" not in where:
+        try:
+            from langchain.embeddings import init_embeddings
+
+            return init_embeddings(embed)
+        except Exception as exc:  # the provider's package missing, or its key
+            raise ConfigError(f"{file}: {what} {embed!r}: LangChain's init_embeddings "
+                              f"failed: {type(exc).__name__}: {exc}") from None
+    is_path = where.endswith(".py") or "/" in where
+    if not is_path:
+        if str(file.parent) not in sys.path:  # as _load imports it
+            sys.path.insert(0, str(file.parent))
+        try:
+            found = importlib.util.find_spec(where) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            known = ", ".join(sorted(providers)) or "none: pip install langchain"
+            raise ConfigError(f"{file}: {what} {embed!r}: {where!r} is not an embeddings "
+                              f"provider LangChain's init_embeddings knows ({known}) nor "
+                              f"a module; a function in a file is './file.py:{name}'")
+    try:
+        obj = _load(file.parent, "store_index_embed", embed, what)
+    except ConfigError as exc:
+        raise ConfigError(f"{file}: {exc}") from None
+    except Exception as exc:
+        raise ConfigError(f"{file}: {what} {embed!r} failed to load: "
+                          f"{type(exc).__name__}: {exc}") from None
+    if isinstance(obj, Embeddings):
+        return obj
+    if not callable(obj):
+        raise ConfigError(f"{file}: {what} {embed!r} is a {type(obj).__name__}, not "
+                          f"embeddings or a function embedding a list of texts")
+    return ensure_embeddings(obj)
+
+
+def _embedding_providers() -> frozenset[str]:
+    try:
+        from langchain.embeddings.base import _BUILTIN_PROVIDERS
+    except ImportError:
+        return frozenset()
+    return frozenset(_BUILTIN_PROVIDERS)
+
+
+def _store_ttl(file: Path, ttl: Any) -> dict[str, Any] | None:
+    if ttl is None:
+        return None
+    if not isinstance(ttl, dict):
+        raise ConfigError(f"{file}: store.ttl must be an object ({{\"refresh_on_read\": "
+                          f"true, \"default_ttl\": minutes, \"sweep_interval_minutes\": N}}),"
+                          f" got {ttl!r:.120}")
+    refresh = ttl.get("refresh_on_read", True)
+    if not isinstance(refresh, bool):
+        raise ConfigError(f"{file}: store.ttl.refresh_on_read must be true or false, "
+                          f"got {refresh!r:.80}")
+    out: dict[str, Any] = {"refresh_on_read": refresh}
+    for key in ("default_ttl", "sweep_interval_minutes"):
+        value = ttl.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ConfigError(f"{file}: store.ttl.{key} must be a positive number of "
+                              f"minutes, got {value!r:.80}")
+        out[key] = value
+    return out

@@ -2,15 +2,18 @@
 long-term memory, read and written by clients (langgraph-sdk's `client.store`).
 
 It serves the store the API is given (`build_app(store=...)`, `graphrun serve --store
-module:attr`): any LangGraph `BaseStore`. For the nodes and the API to see the same
-memories, give the workers the same shared store (`graphrun worker --store`, e.g.
-LangGraph's PostgresStore); an in-memory store would be the API process's own. Without
-a store every route answers 404 saying how to configure one.
+module:attr`; `graphrun dev` without --store: the in-memory one langgraph.json's `store`
+describes, graphrun.server.memory): any LangGraph `BaseStore`. For the nodes and the
+API to see the same memories, give the workers the same shared store (`graphrun worker
+--store`, e.g. LangGraph's PostgresStore); an in-memory store would be the API
+process's own. Without a store every route answers 404 saying how to configure one.
+A put's `ttl` needs a store that keeps TTLs (`supports_ttl`): another store refuses it
+(422).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field, field_validator
@@ -33,8 +36,8 @@ class PutItem(BaseModel):
     namespace: list[str] = Field(min_length=1)
     key: str = Field(min_length=1)
     value: dict[str, Any]
-    index: bool | list[str] | None = None
-    ttl: float | None = None
+    index: Literal[False] | list[str] | None = None  # None: the store's own fields
+    ttl: float | None = Field(None, gt=0)  # minutes
 
     _ns = field_validator("namespace")(_labels)
 
@@ -84,10 +87,15 @@ async def put_item(body: PutItem, request: Request) -> Response:
     v = {"namespace": tuple(body.namespace), "key": body.key, "value": body.value,
          "index": body.index, "ttl": body.ttl}
     await auth.store(request, "put", v)  # its handler may rewrite the namespace
+    store = _store(request)
+    if v["ttl"] is not None and not getattr(store, "supports_ttl", False):
+        raise ValueError(f"ttl: the store served ({type(store).__name__}) keeps no TTLs; "
+                         f"put the item without one, or serve a store that keeps them "
+                         f"(graphrun dev's own in-memory store does)")
     kwargs: dict[str, Any] = {} if v["ttl"] is None else {"ttl": v["ttl"]}
     if v["index"] is not None:
         kwargs["index"] = v["index"]
-    await _store(request).aput(v["namespace"], v["key"], v["value"], **kwargs)
+    await store.aput(v["namespace"], v["key"], v["value"], **kwargs)
     return Response(status_code=204)
 
 
