@@ -26,10 +26,17 @@ interrupt, server and client alternating: `runs.stream` (time to its `metadata` 
 and to its first `values` event) against `RemoteGraph.astream` (time to its first
 chunk); medians.
 
+With `--auth`, a second API process serves the same graph under custom auth
+(`graphrun serve --config` of a langgraph.json whose `auth` is LangGraph's "Make
+conversations private" handlers: `@auth.authenticate` reads a bearer token, `@auth.on`
+stamps the owner into each resource's metadata and filters by it), and its approvals
+(`server+auth`, the SDK sending the token) are timed in the same rounds.
+
 The last line is `server-vs-client: time=<r> first-chunk=<r>` (and `create=<r>` with
-`--create`): server/client ratios of the best round's time for N approvals, of the
-median time to the first `values` chunk, and of the best round's time with
-`threads.create` (lower is better).
+`--create`, `auth=<r>` with `--auth`): server/client ratios of the best round's time for
+N approvals, of the median time to the first `values` chunk, and of the best round's
+time with `threads.create` (lower is better); `auth` is server+auth/server (target
+<= 1.1).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import os
 import socket
 import statistics
@@ -142,20 +150,54 @@ class Cpu:
                 "dev server": sum(cpu_s(p) for p in self.server)}
 
 
+AUTH_PY = '''
+from langgraph_sdk import Auth
+
+auth = Auth()
+USERS = {"user1": "user1", "user2": "user2"}
+
+
+@auth.authenticate
+async def get_current_user(authorization: str | None) -> Auth.types.MinimalUserDict:
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or token not in USERS:
+        raise Auth.exceptions.HTTPException(status_code=401, detail="Invalid token")
+    return {"identity": USERS[token]}
+
+
+@auth.on
+async def owner_only(ctx: Auth.types.AuthContext, value: dict) -> dict:
+    filters = {"owner": ctx.user.identity}
+    metadata = value.setdefault("metadata", {})
+    metadata.update(filters)
+    return filters
+'''
+
+
+def write_auth_config(folder: Path) -> Path:
+    """A langgraph.json serving the graph under LangGraph's "Make conversations private"
+    auth (its handlers as the tutorial writes them)."""
+    (folder / "auth.py").write_text(AUTH_PY)
+    config = folder / "langgraph.json"
+    config.write_text(json.dumps({"graphs": {GRAPH: SPEC}, "auth": {"path": "./auth.py:auth"}}))
+    return config
+
+
 # -- one approval each way ------------------------------------------------------------------
 class Sides:
-    def __init__(self, sdk: Any, remote: Any) -> None:
-        self.sdk, self.remote = sdk, remote
+    def __init__(self, sdk: Any, remote: Any, authed: Any = None) -> None:
+        self.sdk, self.remote, self.authed = sdk, remote, authed
 
-    async def server(self, create: bool = False) -> None:
+    async def server(self, create: bool = False, sdk: Any = None) -> None:
+        sdk = sdk or self.sdk
         if create:
-            tid = (await self.sdk.threads.create())["thread_id"]
+            tid = (await sdk.threads.create())["thread_id"]
             opts: dict[str, Any] = {}
         else:
             tid, opts = str(uuid.uuid4()), {"if_not_exists": "create"}
-        out = await self.sdk.runs.wait(tid, GRAPH, input=PURCHASE, **opts)
+        out = await sdk.runs.wait(tid, GRAPH, input=PURCHASE, **opts)
         assert "__interrupt__" in out, out
-        done = await self.sdk.runs.wait(tid, GRAPH, command={"resume": True})
+        done = await sdk.runs.wait(tid, GRAPH, command={"resume": True})
         assert done == CHARGED, done
 
     async def client(self) -> None:
@@ -197,6 +239,8 @@ async def approvals(sides: Sides, cpu: Cpu, n: int, rounds: int, warmup: int, cr
                                                      "client": sides.client}
     if create:
         ops["server+create"] = lambda: sides.server(create=True)
+    if sides.authed is not None:
+        ops["server+auth"] = lambda: sides.server(sdk=sides.authed)
     for op in ops.values():  # warm-up: connections, caches, the worker's imports
         await asyncio.gather(*(op() for _ in range(warmup)))
     times: dict[str, list[float]] = {k: [] for k in ops}
@@ -254,24 +298,37 @@ async def run(args: argparse.Namespace) -> None:
                        log=logs / "worker.log")
         api = start("serve", "--graph", SPEC, "--port", str(port), address=srv.address,
                     queue=queue, log=logs / "api.log")
+        procs = [api, worker]
+        if args.auth:
+            auth_port = free_port()
+            auth_url = f"http://127.0.0.1:{auth_port}"
+            authed = start("serve", "--config", str(write_auth_config(logs)), "--port",
+                           str(auth_port), address=srv.address, queue=queue,
+                           log=logs / "api-auth.log")
+            procs.append(authed)
         try:
             client = await Client.connect(srv.address, data_converter=data_converter)
-            await asyncio.gather(until_polled(client, queue), until_up(url, api))
+            await asyncio.gather(until_polled(client, queue), until_up(url, api),
+                                 *([until_up(auth_url, authed)] if args.auth else []))
             # The SDK's defaults, but for the pool timeout: more than 100 requests at once
             # (httpx's connection limit) wait for a connection instead of failing.
-            sdk = get_client(url=url, api_key=None,
-                             timeout=httpx.Timeout(connect=5, read=300, write=300, pool=300))
-            sides = Sides(sdk, GraphClient(client, task_queue=queue).graph(GRAPH))
+            timeout = httpx.Timeout(connect=5, read=300, write=300, pool=300)
+            sdk = get_client(url=url, api_key=None, timeout=timeout)
+            sides = Sides(sdk, GraphClient(client, task_queue=queue).graph(GRAPH),
+                          get_client(url=auth_url, api_key=None,
+                                     headers={"Authorization": "Bearer user1"},
+                                     timeout=timeout)
+                          if args.auth else None)
             cpu = Cpu(api.pid, worker.pid)
             res = await approvals(sides, cpu, args.n, args.rounds, args.warmup, args.create)
             first = await first_chunks(sides, args.streams, 2)
         except BaseException:
-            for name in ("api", "worker"):
+            for name in ("api", "worker", *(["api-auth"] if args.auth else [])):
                 print(f"-- {logs / name}.log (last lines):\n{tail(logs / f'{name}.log')}",
                       file=sys.stderr)
             raise
         finally:
-            for p in (api, worker):
+            for p in procs:
                 p.kill()
                 p.wait()
     t_bench = time.perf_counter() - t_start
@@ -292,8 +349,10 @@ async def run(args: argparse.Namespace) -> None:
     print(f"(bench {t_bench:.1f} s)", file=sys.stderr)
     create = (f" create={res['server+create']['best'] / res['client']['best']:.2f}"
               if "server+create" in res else "")
+    auth = (f" auth={res['server+auth']['best'] / res['server']['best']:.2f}"
+            if "server+auth" in res else "")
     print(f"server-vs-client: time={res['server']['best'] / res['client']['best']:.2f} "
-          f"first-chunk={first['server'] / first['client']:.2f}{create}")
+          f"first-chunk={first['server'] / first['client']:.2f}{create}{auth}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -305,6 +364,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--warmup", type=int, default=5, help="approvals per side first (default 5)")
     p.add_argument("--create", action="store_true",
                    help="also time approvals that start with threads.create()")
+    p.add_argument("--auth", action="store_true",
+                   help="also time approvals through an API under custom auth")
     args = p.parse_args(argv)
     args.n = args.n or (20 if args.quick else 100)
     args.rounds = args.rounds or (2 if args.quick else 5)

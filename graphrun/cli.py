@@ -1010,11 +1010,13 @@ def _server_options(args: argparse.Namespace, gc: Any, *, store_built: bool = Fa
         http_options,
         thread_ttl,
         unused_keys,
+        webhook_policy,
     )
 
     try:
         gc.default_ttl, refresh = thread_ttl(config)
-        options = {"refresh_on_read": refresh, "http": http_options(config)}
+        options = {"refresh_on_read": refresh, "http": http_options(config),
+                   "webhooks": webhook_policy(config)}
         auth = auth_options(config)  # custom auth (graphrun.server.auth)
         if auth is not None:
             options["auth"] = auth

@@ -586,7 +586,8 @@ class RemoteGraph(RunnableGraph):
                    accepted: Callable[[str], None] | None = None, run_id: str | None = None,
                    record: Mapping[str, Any] | None = None, multitask: str = "",
                    background: bool = False, webhook: str = "", after_seconds: float = 0,
-                   webhook_options: Mapping[str, Any] | None = None) -> RunResult:
+                   webhook_options: Mapping[str, Any] | None = None,
+                   thread_metadata: Mapping[str, Any] | None = None) -> RunResult:
         """Invoke the thread and wait for the run to stop. `accepted` is told the workflow
         run id once the workflow has taken the invocation (a live reader starts then).
 
@@ -594,7 +595,8 @@ class RemoteGraph(RunnableGraph):
         `record` is kept as the run's record (the Server API's run fields), `multitask`
         says what happens to runs already on the thread (InvokeRequest.multitask), and
         `background` returns a "running" RunResult as soon as the workflow took the run;
-        the run is POSTed to `webhook` when it ends, and starts `after_seconds` late."""
+        the run is POSTed to `webhook` when it ends, and starts `after_seconds` late.
+        A thread the run starts has `thread_metadata` (an owner an auth handler stamped)."""
         checkpoint_id, subgraph_checkpoints = state.run_from(config)
         if options.get("control") is not None:
             raise TypeError("control= (a RunControl) drains runs in this process: a thread on "
@@ -653,7 +655,8 @@ class RemoteGraph(RunnableGraph):
                     started: RunResult = await self._start_with(
                         "invoke", [req], RunResult, tid, None,
                         WorkflowIDReusePolicy.REJECT_DUPLICATE, accepted,
-                        update_id=run_id, memo=self._memo({}, record), background=background)
+                        update_id=run_id, memo=self._memo(thread_metadata or {}, record),
+                        background=background)
                     return started
                 except WorkflowAlreadyStartedError:
                     pass

@@ -21,7 +21,6 @@ namespace it rewrites is the one used.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import json
@@ -548,13 +547,9 @@ async def run(conn: HTTPConnection, run: Any) -> dict[str, Any]:
             raise NotFound("Thread or assistant not found.")
     elif body.if_not_exists == "create" and _auth_has(conn, "threads", "create_run"):
         # The thread the run creates carries the run's metadata (LangGraph's): the owner
-        # a handler stamps is the thread's.
-        from temporalio.exceptions import WorkflowAlreadyStartedError
-
-        stamped = {"graph_id": run.graph, "assistant_id": run.assistant_id,
-                   **((body.config or {}).get("metadata") or {}), **metadata}
-        with contextlib.suppress(WorkflowAlreadyStartedError):
-            await gc.create_thread(run.thread_id, metadata=stamped)
+        # a handler stamps is the thread's. The run's start sets it, in the same call.
+        run.thread_metadata = {"graph_id": run.graph, "assistant_id": run.assistant_id,
+                               **((body.config or {}).get("metadata") or {}), **metadata}
     return keys
 
 

@@ -104,7 +104,8 @@ def thread_ttl(path: str | Path) -> tuple[Any, bool]:
 
 
 # langgraph.json's keys: served here, read at build time only (the image's), and the rest.
-SERVED_KEYS = frozenset({"graphs", "env", "http", "checkpointer", "auth", "store"})
+SERVED_KEYS = frozenset({"graphs", "env", "http", "checkpointer", "auth", "store",
+                         "webhooks"})
 BUILD_KEYS = frozenset({"python_version", "node_version", "dependencies", "dockerfile_lines",
                         "base_image", "image_distro", "pip_config_file", "pip_installer",
                         "keep_pkg_tools", "api_version", "source", "_INTERNAL_docker_tag"})
@@ -164,6 +165,17 @@ def http_options(path: str | Path) -> Any:
         raise ConfigError(f"{file}: http must be an object")
     try:
         return options(http, lambda ref: _load(file.parent, "http_app", ref, "http.app"))
+    except ValueError as exc:
+        raise ConfigError(f"{file}: {exc}") from None
+
+
+def webhook_policy(path: str | Path) -> Any:
+    """langgraph.json's `webhooks`, as `build_app(webhooks=...)` takes it."""
+    from graphrun.server.webhooks import WebhookPolicy
+
+    file = Path(path)
+    try:
+        return WebhookPolicy.from_config(_read(file).get("webhooks"))
     except ValueError as exc:
         raise ConfigError(f"{file}: {exc}") from None
 

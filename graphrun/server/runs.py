@@ -143,6 +143,7 @@ class _Run:
         # langgraph.json's http.configurable_headers: the request headers the run carries
         self.headers = request.app.state.http.headers.of(request.headers)
         self.conn = request  # its user (graphrun.server.auth)
+        self.thread_metadata: dict[str, Any] | None = None  # a new thread's (auth.run)
 
     @classmethod
     async def of(cls, request: Request, thread_id: str, body: RunCreate) -> _Run:
@@ -185,7 +186,8 @@ class _Run:
             stream_to=self.run_id if live else "", run_id=self.run_id, record=record,
             multitask="" if b.multitask_strategy == "enqueue" else b.multitask_strategy,
             background=background, webhook=b.webhook or "", after_seconds=b.after_seconds or 0,
-            webhook_options=policy.sent_with() if b.webhook else {})
+            webhook_options=policy.sent_with() if b.webhook else {},
+            thread_metadata=self.thread_metadata)
         return result
 
     async def check_thread(self) -> None:
