@@ -19,7 +19,7 @@ final state (status "charged", checked), both legs waited for:
   `runs.wait`, as LangGraph's docs do it.
 Rounds alternate (S C, C S, ...) after a warm-up; each side's figure is its best round's
 wall time. CPU per approval is read from /proc for this process (clients), the API
-process, the worker process and the dev server.
+processes, the worker process and the dev server.
 
 First chunk: one purchase at a time started streamed (`stream_mode="values"`), to its
 interrupt, server and client alternating: `runs.stream` (time to its `metadata` event
@@ -140,13 +140,13 @@ def children(pid: int) -> list[int]:
 class Cpu:
     """CPU seconds of this process, the API, the worker and the dev server."""
 
-    def __init__(self, api: int, worker: int) -> None:
-        self.pids = {"api": api, "worker": worker}
-        self.server = [p for p in children(os.getpid()) if p not in (api, worker)]
+    def __init__(self, apis: list[int], worker: int) -> None:
+        self.apis, self.worker = apis, worker  # the API processes (with --auth, two)
+        self.server = [p for p in children(os.getpid()) if p not in (*apis, worker)]
 
     def now(self) -> dict[str, float]:
-        return {"client": time.process_time(),
-                **{k: cpu_s(p) for k, p in self.pids.items()},
+        return {"client": time.process_time(), "api": sum(cpu_s(p) for p in self.apis),
+                "worker": cpu_s(self.worker),
                 "dev server": sum(cpu_s(p) for p in self.server)}
 
 
@@ -319,7 +319,7 @@ async def run(args: argparse.Namespace) -> None:
                                      headers={"Authorization": "Bearer user1"},
                                      timeout=timeout)
                           if args.auth else None)
-            cpu = Cpu(api.pid, worker.pid)
+            cpu = Cpu([p.pid for p in procs if p is not worker], worker.pid)
             res = await approvals(sides, cpu, args.n, args.rounds, args.warmup, args.create)
             first = await first_chunks(sides, args.streams, 2)
         except BaseException:
