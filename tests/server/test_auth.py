@@ -484,3 +484,42 @@ async def test_a_websocket_is_authenticated_and_authorized(corners: str) -> None
         await ws.send(json.dumps({"id": 1, "method": "subscription.subscribe",
                                   "params": {"channels": ["values"]}}))
         assert json.loads(await ws.recv())["type"] == "success"
+
+
+# -- Studio's requests and auth.openapi ----------------------------------------------------
+SECURITY = {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "security": [{"bearer": []}]}
+
+
+def _studio_host(dev_server: Any, root: Path, disable: bool) -> _ApiHost:
+    config = _project(root, SET_UP_CUSTOM_AUTH)
+    data = json.loads(config.read_text())
+    data["auth"].update({"disable_studio_auth": disable, "openapi": SECURITY})
+    config.write_text(json.dumps(data))
+    return _ApiHost(dev_server.address, load_config(config), api_keys=(),
+                    auth=auth_options(config), studio_auth=True)  # as graphrun dev
+
+
+async def test_studio_requests_and_the_openapi_security(
+        dev_server: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    studio = {"x-auth-scheme": "langsmith"}
+    hosts = {disable: _studio_host(dev_server, tmp_path_factory.mktemp(f"studio{disable}"),
+                                   disable) for disable in (False, True)}
+    try:
+        async with httpx.AsyncClient(base_url=hosts[False].url) as raw:
+            # LangGraph Studio's requests pass as its user, as on `langgraph dev`.
+            made = await raw.post("/threads", json={}, headers=studio)
+            assert made.status_code == 200, made.text
+            out = await raw.post(f"/threads/{made.json()['thread_id']}/runs/wait", json={
+                "assistant_id": "agent", "input": {"messages": []}}, headers=studio)
+            assert out.json()["user_id"] == "langgraph-studio-user"
+            spec = (await raw.get("/openapi.json")).json()
+            assert spec["components"]["securitySchemes"] == SECURITY["securitySchemes"]
+            assert spec["security"] == SECURITY["security"]
+        async with httpx.AsyncClient(base_url=hosts[True].url) as raw:
+            # disable_studio_auth: the header is nothing; the tutorial's handler refuses.
+            refused = await raw.post("/threads", json={}, headers=studio)
+            assert refused.status_code == 500
+    finally:
+        for host in hosts.values():
+            host.close()
