@@ -722,6 +722,24 @@ class RemoteGraph(RunnableGraph):
             with contextlib.suppress(WorkflowAlreadyStartedError):
                 await op.workflow_handle()  # the start's own copy of the error: consume it
             raise
+        except RPCError as exc:
+            if "StartDeduped" not in str(exc) or update_id is None:
+                raise
+            # A retry of this very call (under load) found the workflow its first attempt
+            # started: the update, named, goes to that workflow (at most once, by its id).
+            with contextlib.suppress(RPCError):
+                await op.workflow_handle()
+            handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(tid))
+            if accepted is None:
+                return await handle.execute_update(update, args=args, id=update_id,
+                                                   result_type=result_type)
+            started = await handle.start_update(update, args=args, id=update_id,
+                                                result_type=result_type,
+                                                wait_for_stage=WorkflowUpdateStage.ACCEPTED)
+            accepted(started.workflow_run_id or "")
+            if background:
+                return await _taken(started)
+            return await started.result()
 
     def start_request(self, tid: str, seed: dict[str, Any] | None,
                       runs: list[dict[str, Any]] | None = None) -> StartRequest:

@@ -10,6 +10,7 @@ just created or changed may take a moment to show in a search (never in a get).
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -284,7 +285,32 @@ async def create(body: AssistantCreate, request: Request) -> dict[str, Any]:
         if existing is None:  # deleted meanwhile
             raise Conflict(f"Assistant {assistant_id!r} is being deleted; retry.") from None
         return _existing(body, existing, owned)
+    await _settled(server, assistant_id, assistant)
     return assistant
+
+
+SETTLE_SECONDS = 3.0
+
+
+async def _settled(server: Server, assistant_id: str, now: dict[str, Any] | None) -> None:
+    """Wait (a moment, boundedly) until visibility shows the assistant as it is `now`
+    (None: gone), so a search right after a write finds what was written, as on
+    LangGraph's server. Assistants change rarely; threads do not wait so."""
+    gc = server.gc
+    if not gc.search_attributes:
+        return
+    clauses = [f"WorkflowId = {_literal(_workflow_id(server, assistant_id))}",
+               "ExecutionStatus = 'Running'"]
+    if now is not None:
+        clauses.append(f"GraphName = {_literal(now['graph_id'])}")
+        clauses += [f"GraphMetadata = {_literal(e)}"
+                    for e in visibility.metadata_entries(now.get("metadata") or {})]
+    query, want = " AND ".join(clauses), 0 if now is None else 1
+    deadline = asyncio.get_running_loop().time() + SETTLE_SECONDS
+    while await visibility.count(gc.client, query) != want:
+        if asyncio.get_running_loop().time() > deadline:
+            return  # visibility is slow today: the write stands, searches catch up
+        await asyncio.sleep(0.02)
 
 
 def _existing(body: AssistantCreate, existing: dict[str, Any], owned: Any = None
@@ -405,8 +431,11 @@ async def _update(server: Server, assistant_id: str, update: str, arg: Any) -> A
     handle = server.gc.client.get_workflow_handle(_workflow_id(server, assistant_id))
     try:
         if arg is None:
-            return await handle.execute_update(update)
-        return await handle.execute_update(update, arg, result_type=dict)
+            result = await handle.execute_update(update)
+        else:
+            result = await handle.execute_update(update, arg, result_type=dict)
+        await _settled(server, assistant_id, None if update == "delete" else result)
+        return result
     except RPCError as exc:  # it ended between our look and the update
         if exc.status == RPCStatusCode.NOT_FOUND:
             raise AssistantNotFound(f"Assistant {assistant_id!r} not found.") from None
