@@ -43,7 +43,7 @@ def as_graphrun(graph: Any, name: str) -> Any:
 
 
 def _register(graphs: Mapping[str, Any], limits: InputLimits | None = None,
-              store: Any = None, cache: Any = None) -> None:
+              store: Any = None, cache: Any = None, task_queue: str | None = None) -> None:
     if not graphs:
         raise ValueError("create_worker needs at least one graph: graphs={'name': graph}.")
     for name, graph in graphs.items():
@@ -51,7 +51,7 @@ def _register(graphs: Mapping[str, Any], limits: InputLimits | None = None,
         if not hasattr(graph, "spec"):
             raise TypeError(f"graphs[{name!r}] is a {type(graph).__name__}, not a compiled "
                             f"graph. Pass builder.compile(name={name!r}).")
-        registry.register(name, graph, limits, store, cache)
+        registry.register(name, graph, limits, store, cache, task_queue)
         if getattr(graph, "step_timeout", None):
             # A run's limits travel with the run, so replays read them from history.
             warnings.warn(f"graphs[{name!r}].step_timeout is not applied by workers: set "
@@ -138,7 +138,8 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
     graphrun's metrics (graphrun.metrics) are recorded through the client's Runtime.
     """
     client = with_data_converter(client)
-    _register(graphs, _payload_limits(limits, client.data_converter), store, cache)
+    _register(graphs, _payload_limits(limits, client.data_converter), store, cache,
+              task_queue)
     for name in graphs if store is None else ():
         _warn_in_memory(name, registry.store(name))
     own = None if tracing_mod.of_client(client) is not None else tracing_mod.resolve(tracing)

@@ -55,7 +55,12 @@ async def _why_not_paused(api_url: str, thread: Any) -> str:
                                  {"channels": ["lifecycle", "input"], "since": 0}, 3, 5)
     except TimeoutError:
         events = "fewer than 3 events in 5 s"
-    return f"the SDK saw no interrupt; the server sent {events}"
+    async with httpx.AsyncClient(base_url=api_url) as http:
+        state = (await http.get(f"/threads/{thread.thread_id}")).json()
+        listed = (await http.get(f"/threads/{thread.thread_id}/runs")).json()
+        values = (await http.get(f"/threads/{thread.thread_id}/state")).json()["values"]
+    return (f"the SDK saw no interrupt; the server sent {events}; the thread is "
+            f"{state.get('status')!r}, its runs {listed}, its values {values}")
 
 
 async def _command(api_url: str, thread_id: str, method: str, params: Any
@@ -106,7 +111,7 @@ async def test_messages_and_tool_calls(api_url: str) -> None:
         # The model's reply carries the tool calls; the human-in-the-loop middleware
         # pauses before any tool runs.
         streams = [s async for s in thread.messages]
-        assert await _paused(thread), await _why_not_paused(api_url, thread)
+        assert await _paused(thread), (len(streams), await _why_not_paused(api_url, thread))
         assert len(streams) == 1
         message = await streams[0].output
         assert [c["id"] for c in message.tool_calls] == ["call_lookup", "call_pay"]

@@ -491,7 +491,7 @@ def test_remote_graph_draws_the_graph_served_here() -> None:
         remote = RemoteGraph(gc=None, name="drawing-purchase")  # type: ignore[arg-type]
         assert remote.get_graph().draw_mermaid() == graph.get_graph().draw_mermaid()
     finally:
-        registry._GRAPHS.pop("drawing-purchase", None)
+        registry._GRAPHS.pop((None, "drawing-purchase"), None)
     with pytest.raises(GraphNotFoundError, match="not served in this process"):
         RemoteGraph(gc=None, name="drawing-elsewhere").get_graph()  # type: ignore[arg-type]
 
