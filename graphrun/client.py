@@ -587,7 +587,8 @@ class RemoteGraph(RunnableGraph):
                    record: Mapping[str, Any] | None = None, multitask: str = "",
                    background: bool = False, webhook: str = "", after_seconds: float = 0,
                    webhook_options: Mapping[str, Any] | None = None,
-                   thread_metadata: Mapping[str, Any] | None = None) -> RunResult:
+                   thread_metadata: Mapping[str, Any] | None = None,
+                   delete_after: bool = False) -> RunResult:
         """Invoke the thread and wait for the run to stop. `accepted` is told the workflow
         run id once the workflow has taken the invocation (a live reader starts then).
 
@@ -596,7 +597,8 @@ class RemoteGraph(RunnableGraph):
         says what happens to runs already on the thread (InvokeRequest.multitask), and
         `background` returns a "running" RunResult as soon as the workflow took the run;
         the run is POSTed to `webhook` when it ends, and starts `after_seconds` late.
-        A thread the run starts has `thread_metadata` (an owner an auth handler stamped)."""
+        A thread the run starts has `thread_metadata` (an owner an auth handler stamped);
+        `delete_after`: the thread is deleted once the run has ended (a stateless run)."""
         checkpoint_id, subgraph_checkpoints = state.run_from(config)
         if options.get("control") is not None:
             raise TypeError("control= (a RunControl) drains runs in this process: a thread on "
@@ -624,6 +626,7 @@ class RemoteGraph(RunnableGraph):
                             context=self._send(options.get("context"), "the context"),
                             run=dict(record or {}), multitask=multitask, webhook=webhook,
                             webhook_options=dict(webhook_options or {}),
+                            delete_after=delete_after,
                             after_seconds=after_seconds,
                             callbacks=options.get("callbacks") or "",
                             messages_v2=bool(options.get("messages_v2")))

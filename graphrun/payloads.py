@@ -125,6 +125,7 @@ class InvokeRequest(_Wire):
     webhook: str = ""  # POSTed the run's record and values when it ends (send_webhook)
     # its headers (templates), env prefix and allowed fields (graphrun.server.webhooks)
     webhook_options: dict[str, Any] = {}
+    delete_after: bool = False  # a stateless run's thread: deleted once the run has ended
     after_seconds: float = 0  # the run waits this long before it starts
     callbacks: str = ""  # relay the nodes' callback events live: "runs" or "stream"
     messages_v2: bool = False  # 'messages' as content-block events (stream_events v3)

@@ -114,6 +114,7 @@ class _Invocation:
     cancel: str = ""  # "interrupt" or "rollback" once cancel_run (or a multitask) asked
     webhook: str = ""
     webhook_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    delete_after: bool = False  # InvokeRequest.delete_after
     after_seconds: float = 0
     callbacks: str = ""  # relay the nodes' callback events: "runs" or "stream" (NodeCall)
     messages_v2: bool = False  # 'messages' as content-block events (stream_events v3)
@@ -233,6 +234,8 @@ class GraphWorkflow(MetadataUpdate):
                           else RUN_OUTCOME.get(result.status, "error"), result.error)
             if item.webhook:
                 await self._send_webhook(item, result)
+            if item.delete_after:  # a stateless run's thread (on_completion "delete")
+                self._deleting = True
             if item.stream_to:
                 self._chunks.publish({"id": item.stream_to, "end": True})
             self._track_deadlines()
@@ -348,7 +351,8 @@ class GraphWorkflow(MetadataUpdate):
         workflow cannot delete itself; the `delete_thread` activity can). On a server
         that cannot delete (the time-skipping one) the activity says so and the run
         ends."""
-        workflow.logger.info("thread %s: its TTL ended; deleting it", self._thread.thread_id)
+        workflow.logger.info("thread %s: its TTL ended, or its stateless run did; deleting it",
+                             self._thread.thread_id)
         self._stream.detach_pollers()
         await workflow.execute_activity(
             "delete_thread", workflow.info().workflow_id, summary="TTL: delete the thread",
@@ -832,6 +836,7 @@ class GraphWorkflow(MetadataUpdate):
         item.run_id = workflow.current_update_info().id  # type: ignore[union-attr]
         item.webhook, item.after_seconds = req.webhook, req.after_seconds
         item.webhook_options = dict(req.webhook_options)
+        item.delete_after = req.delete_after
         item.callbacks = req.callbacks if req.stream_to else ""
         item.messages_v2 = req.messages_v2
         item.subgraph_checkpoints = dict(req.subgraph_checkpoints)

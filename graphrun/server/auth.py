@@ -122,6 +122,8 @@ class Authz:
                 raise Denied(exc.status_code, str(exc.detail)) from None
             _log.error("auth handler raised HTTPException %s", exc.status_code, exc_info=exc)
             raise Denied(500, "Internal Server Error") from None
+        except ValueError as exc:  # LangGraph's server answers any ValueError with a 400
+            raise Denied(400, str(exc)) from None
         except Exception as exc:
             _log.error("auth handler failed", exc_info=exc)
             raise Denied(500, "Internal Server Error") from None

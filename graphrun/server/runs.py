@@ -144,6 +144,7 @@ class _Run:
         self.headers = request.app.state.http.headers.of(request.headers)
         self.conn = request  # its user (graphrun.server.auth)
         self.thread_metadata: dict[str, Any] | None = None  # a new thread's (auth.run)
+        self.delete_after = False  # a stateless background run's thread goes with it
 
     @classmethod
     async def of(cls, request: Request, thread_id: str, body: RunCreate) -> _Run:
@@ -187,7 +188,7 @@ class _Run:
             multitask="" if b.multitask_strategy == "enqueue" else b.multitask_strategy,
             background=background, webhook=b.webhook or "", after_seconds=b.after_seconds or 0,
             webhook_options=policy.sent_with() if b.webhook else {},
-            thread_metadata=self.thread_metadata)
+            thread_metadata=self.thread_metadata, delete_after=self.delete_after)
         return result
 
     async def check_thread(self) -> None:
@@ -340,9 +341,17 @@ async def stream_stateless(body: RunCreate, request: Request) -> Response:
 @router.post("/threads/{thread_id}/runs")
 async def create(thread_id: str, body: RunCreate, request: Request) -> Response:
     """A background run: answered as soon as the thread's workflow has taken it."""
+    return await _create(request, thread_id, body)
+
+
+async def _create(request: Request, thread_id: str, body: RunCreate,
+                  stateless: bool = False) -> Response:
     _check_modes(body)
     run = await _Run.of(request, thread_id, body)
     await run.check_thread()
+    # A stateless run's thread is deleted by its workflow once the run has ended, unless
+    # on_completion says "keep" (as LangGraph's server).
+    run.delete_after = stateless and body.on_completion == "delete"
     modes = run.modes if "stream_mode" in body.model_fields_set else BACKGROUND_MODES
     await run.send(background=True, modes=modes)
     # As LangGraph answers a new run: pending (it may have run already; `get` says).
@@ -357,7 +366,7 @@ async def create(thread_id: str, body: RunCreate, request: Request) -> Response:
 @router.post("/runs")
 async def create_stateless(body: RunCreate, request: Request) -> Response:
     body = body.model_copy(update={"if_not_exists": "create"})
-    return await create(str(uuid.uuid4()), body, request)
+    return await _create(request, str(uuid.uuid4()), body, stateless=True)
 
 
 @router.post("/runs/batch")

@@ -6,6 +6,7 @@ here), served by graphrun from a langgraph.json, called with langgraph_sdk and h
 from __future__ import annotations
 
 import json
+import os
 import threading
 import uuid
 from collections.abc import Iterator
@@ -381,11 +382,19 @@ def tutorial_3(dev_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Ite
     threading.Thread(target=supabase.serve_forever, daemon=True).start()
     env = {"SUPABASE_URL": f"http://127.0.0.1:{supabase.server_address[1]}",
            "SUPABASE_SERVICE_KEY": "service-key"}
+    _unset(env)  # langgraph.json's env does not replace what the process has
     host = _host(dev_server, _project(tmp_path_factory.mktemp("auth3"),
                                       CONNECT_AN_AUTHENTICATION_PROVIDER, env))
     yield host.url
     host.close()
     supabase.shutdown()
+    _unset(env)
+
+
+def _unset(env: dict[str, str]) -> None:
+    """Forget a tutorial's env (an earlier one's server is gone) in this process."""
+    for key in env:
+        os.environ.pop(key, None)
 
 
 async def test_connect_an_authentication_provider(tutorial_3: str) -> None:

@@ -36,6 +36,7 @@ from tests.server.test_auth import (
     _host,
     _project,
     _Supabase,
+    _unset,
 )
 
 pytest.importorskip("langgraph_api", reason="comparing with LangGraph's server needs "
@@ -372,11 +373,13 @@ def tutorial_3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
     threading.Thread(target=supabase.serve_forever, daemon=True).start()
     env = {"SUPABASE_URL": f"http://127.0.0.1:{supabase.server_address[1]}",
            "SUPABASE_SERVICE_KEY": "service-key"}
+    _unset(env)  # langgraph.json's env does not replace what the process has
     try:
         yield from _serve_both(tmp_path_factory.mktemp("vs3"),
                                CONNECT_AN_AUTHENTICATION_PROVIDER, env)
     finally:
         supabase.shutdown()
+        _unset(env)
 
 
 async def _connect_an_authentication_provider(s: _Script) -> None:
@@ -406,7 +409,7 @@ async def _connect_an_authentication_provider(s: _Script) -> None:
     await s.sdk("bob gets alice's assistant", bob.assistants.get(aid))
     await s.sdk("bob updates alice's assistant", bob.assistants.update(aid, metadata={"x": 1}))
     await s.sdk("bob deletes alice's assistant", bob.assistants.delete(aid))
-    # A stateless run's thread, kept (without "keep": test_gap_a_stateless_runs_thread), is
+    # A stateless run's thread, kept (without "keep": test_a_stateless_runs_thread_goes_with_it), is
     # the user's. The run's metadata: its owner (the rest: test_gap_a_runs_metadata).
     run = await s.sdk("alice runs statelessly", alice.runs.create(
         None, aid, input=MESSAGES, on_completion="keep"), lambda r: r["metadata"].get("owner"))
@@ -441,10 +444,7 @@ async def test_connect_an_authentication_provider(tutorial_3: dict[str, str]) ->
 
 
 # -- where the two differ, not listed in the README: each fails while the gap is open ------
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "a ValueError raised by the authenticate handler: LangGraph's server answers 400 with "
-    "its text (its app's ValueError handler), graphrun's 500"))
-async def test_gap_a_value_error_in_authenticate(tutorial_1: dict[str, str]) -> None:
+async def test_a_value_error_in_authenticate_is_a_400(tutorial_1: dict[str, str]) -> None:
     async def script(s: _Script) -> None:
         # The tutorial's `scheme, token = authorization.split()` on one word.
         await s.raw("POST /threads, not a bearer", "POST", "/threads", json={},
@@ -479,10 +479,7 @@ async def test_gap_a_runs_metadata(tutorial_3: dict[str, str]) -> None:
     _compare(await _both(tutorial_3, script))
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "a stateless background run (POST /runs) with on_completion's default, delete: "
-    "LangGraph's server deletes its thread when the run ends, graphrun's keeps it"))
-async def test_gap_a_stateless_runs_thread(tutorial_3: dict[str, str]) -> None:
+async def test_a_stateless_runs_thread_goes_with_it(tutorial_3: dict[str, str]) -> None:
     async def script(s: _Script) -> None:
         alice = s.client("alice-jwt")
         run = await alice.runs.create(None, "agent", input=MESSAGES)
