@@ -512,12 +512,69 @@ async def record_record_adopted(gc: GraphClient) -> None:
     await _save(gc.client.get_workflow_handle(gc.workflow_id("adopted")), "adopted_thread")
 
 
+async def record_stateless_webhook(gc: GraphClient) -> None:
+    """slow, as a stateless background run of the Server API: its webhook sent with header
+    templates and allowed fields, and its thread deleted once the run has ended
+    (delete_after). Recorded on a worker whose delete_thread cannot delete (as on the
+    time-skipping server: the run then ends by itself), so the history is left to save."""
+    import os
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from temporalio import activity
+
+    import graphrun.worker
+
+    got: list[dict[str, str]] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            got.append(dict(self.headers))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    @activity.defn(name="delete_thread")
+    async def cannot_delete(workflow_id: str) -> int:
+        return -1
+
+    hook = HTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    os.environ["LG_WEBHOOK_TOKEN"] = "replay"
+    real, graphrun.worker.delete_thread = graphrun.worker.delete_thread, cannot_delete
+    queue = "replay-record-stateless"
+    try:
+        async with create_worker(gc.client, GRAPHS, task_queue=queue):
+            own = GraphClient(gc.client, task_queue=queue)
+            g, cfg = own.graph("slow"), _cfg("stateless")
+            out = await g._run({"seconds": 0}, cfg, {}, run_id="run-0",
+                               record={"assistant_id": "slow"},
+                               webhook=f"http://127.0.0.1:{hook.server_address[1]}/done",
+                               webhook_options={
+                                   "headers": {"X-Token": "${{ env.LG_WEBHOOK_TOKEN }}"},
+                                   "env_prefix": "LG_WEBHOOK_",
+                                   "allowed_fields": ["run_id", "status"]},
+                               delete_after=True)
+            assert out.status == "done", out
+            handle = own.client.get_workflow_handle(own.workflow_id("stateless"))
+            await handle.result()  # ended once its thread was (not) deleted
+            assert [h.get("X-Token") for h in got] == ["replay"], got
+            await _save(handle, "stateless_webhook")
+    finally:
+        graphrun.worker.delete_thread = real
+        hook.shutdown()
+
+
 RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
              "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update",
              "streamed", "agent", "runs", "server_records",
              "resolved", "relayed", "subgraph_fork", "max_concurrency",
-             "step_timeout", "cancel_kept", "thread_lives", "record_adopted"]
+             "step_timeout", "cancel_kept", "thread_lives", "record_adopted",
+             "stateless_webhook"]
 
 
 async def main(names: list[str]) -> None:

@@ -41,7 +41,8 @@ def test_expected_histories_present() -> None:
                          "assistant_record.json", "cron_run.json", "resolved.json",
                          "relayed.json", "max_concurrency.json", "subgraph_fork.json",
                          "step_timeout.json", "cancel_kept.json", "thread_lives.json",
-                         "record_adopted.json", "adopted_thread.json"}
+                         "record_adopted.json", "adopted_thread.json",
+                         "stateless_webhook.json"}
     assert (HISTORIES / STORED).exists()
     assert (HISTORIES / BAD).exists()
 
