@@ -495,6 +495,29 @@ async def test_a_websocket_is_authenticated_and_authorized(corners: str) -> None
         assert json.loads(await ws.recv())["type"] == "success"
 
 
+async def test_a_users_threads_outlive_retention(tutorial_2: str, dev_server: Any) -> None:
+    """A thread a user's run creates carries its owner from the run's start; once every
+    closed execution is deleted (as retention does) it is still hers alone."""
+    from temporalio.client import Client
+
+    from tests.temporal.test_thread_life import _delete_closed_executions
+
+    alice, bob = _as(tutorial_2, "user1-token"), _as(tutorial_2, "user2-token")
+    tag = uuid.uuid4().hex
+    tid = str(uuid.uuid4())
+    await alice.runs.wait(tid, "agent", input={"messages": []}, if_not_exists="create",
+                          metadata={"tag": tag})
+    await _delete_closed_executions(await Client.connect(dev_server.address))
+    thread = await alice.threads.get(tid)
+    assert thread["metadata"]["owner"] == "user1" and thread["metadata"]["tag"] == tag
+    assert [t["thread_id"] for t in await alice.threads.search(metadata={"tag": tag})] == [tid]
+    assert await alice.threads.count(metadata={"tag": tag}) == 1
+    assert await bob.threads.count(metadata={"tag": tag}) == 0
+    assert await _refused(bob.threads.get(tid)) == 404
+    out = await alice.runs.wait(tid, "agent", input={"messages": []})
+    assert out["user_id"] == "user1"
+
+
 # -- Studio's requests and auth.openapi ----------------------------------------------------
 SECURITY = {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "security": [{"bearer": []}]}

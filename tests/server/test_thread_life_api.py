@@ -37,8 +37,21 @@ async def test_threads_outlive_retention(api_url: str, dev_server: Any) -> None:
     out = await client.runs.wait(finished, "purchase", input=PURCHASE)
     await client.runs.wait(finished, "purchase", command={"resume": True})
     assert out["__interrupt__"]
+    # Stateless background runs: one whose thread is kept, one whose thread goes with it.
+    kept = await client.runs.create(None, "purchase", input=PURCHASE,
+                                    on_completion="keep", metadata={"team": "ops"})
+    await client.runs.join(kept["thread_id"], kept["run_id"])
+    dropped = await client.runs.create(None, "purchase", input=PURCHASE)
+    await _gone(client, dropped["thread_id"])
 
     await _delete_closed_executions(await Client.connect(dev_server.address))
+    with pytest.raises(NotFoundError):  # a deleted thread stays deleted
+        await client.threads.get(dropped["thread_id"])
+    paused = await client.threads.search(ids=[kept["thread_id"]], status="interrupted")
+    assert [t["thread_id"] for t in paused] == [kept["thread_id"]]
+    resumed = await client.runs.wait(kept["thread_id"], "purchase",
+                                     command={"resume": True})
+    assert resumed["status"] == "charged"
     # Searched and counted as before: both are open threads in visibility.
     found = await client.threads.search(metadata={"team": "ops"}, limit=100)
     assert created in [t["thread_id"] for t in found]
