@@ -59,10 +59,11 @@ from tests.ui.agent_inbox.test_agent_inbox import (
     CHROMIUM_ARGS,
     COMPILE_TIMEOUT,
     FONT_FILE,
-    FONT_PACKAGE,
     INSTALL_TIMEOUT,
     TIMEOUT_MS,
     App,
+    _font,
+    _installed,
     _local,
     _next_dev,
     _run,
@@ -134,35 +135,12 @@ def _install(target: Path) -> None:
     # "Ignored build scripts: esbuild, unrs-resolver": neither is needed by `next dev`.
     _run(["node", str(pnpm), "install", "--frozen-lockfile", "--reporter=append-only"],
          cwd=app, env=env)
-    fonts.mkdir()
-    _run(["npm", "pack", FONT_PACKAGE, "--silent"], cwd=fonts)
-    [tgz] = fonts.glob("*.tgz")
-    with tarfile.open(tgz) as tar:
-        tar.extract(FONT_FILE, fonts, filter="data")
+    _font(fonts)
 
 
 def agent_chat_ui() -> Path:
     """The cache folder: app/ (source + node_modules), pnpm/, fonts/."""
-    target = _cache()
-    if (target / ".installed").exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f"{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (target / ".installed").exists():
-            return target
-        work = target.parent / f"{target.name}.tmp-{os.getpid()}"
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir()
-        try:
-            _install(work)
-        except BaseException:
-            shutil.rmtree(work, ignore_errors=True)
-            raise
-        shutil.rmtree(target, ignore_errors=True)
-        work.rename(target)
-        (target / ".installed").write_text("ok\n")
-    return target
+    return _installed(_cache(), _install)
 
 
 @pytest.fixture(scope="module")

@@ -152,6 +152,11 @@ def _install(target: Path) -> None:
     # yarn 1.22 as the app's packageManager field pins it (corepack fetches it from npm).
     _run(["corepack", "yarn", "install", "--ignore-engines", "--frozen-lockfile",
           "--non-interactive", "--network-timeout", "600000"], cwd=app, env=env)
+    _font(fonts)
+
+
+def _font(fonts: Path) -> None:
+    """The Inter font file from npm, into `fonts` (for next/font/google offline)."""
     fonts.mkdir()
     _run(["npm", "pack", FONT_PACKAGE, "--silent"], cwd=fonts)
     [tgz] = fonts.glob("*.tgz")
@@ -161,7 +166,12 @@ def _install(target: Path) -> None:
 
 def agent_inbox() -> Path:
     """The cache folder: app/ (patched source + node_modules), fonts/."""
-    target = _cache()
+    return _installed(_cache(), _install)
+
+
+def _installed(target: Path, install: Any) -> Path:
+    """`target`, made once by `install(folder)` in a folder of its own that becomes
+    `target` when done, under a file lock (another process waits for it)."""
     if (target / ".installed").exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -173,7 +183,7 @@ def agent_inbox() -> Path:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
         try:
-            _install(work)
+            install(work)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
