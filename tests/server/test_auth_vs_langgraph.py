@@ -252,6 +252,21 @@ async def _both(servers: dict[str, str],
 MESSAGES = {"messages": [{"role": "user", "content": "Hello!"}]}
 
 
+async def _alice_runs_on_her_thread(s: _Script, topic: str) -> tuple[Any, Any, str]:
+    """The tutorials' opening: a thread created without a token and with a bad one, then
+    alice's thread, and her run on it. Alice's client, bob's, and her thread's id."""
+    await s.raw("POST /threads, no token", "POST", "/threads", json={})
+    await s.raw("POST /threads, bad token", "POST", "/threads", token="nope", json={})
+    alice, bob = s.client("user1-token"), s.client("user2-token")
+    thread = await s.sdk("alice creates a thread", alice.threads.create(
+        metadata={"topic": topic}), _metadata)
+    tid = thread["thread_id"]
+    s.name(tid, "alice's thread")
+    await s.sdk("alice runs on it", alice.runs.wait(tid, "agent", input=MESSAGES),
+                _user_fields)
+    return alice, bob, tid
+
+
 # -- 1. Set up custom authentication -------------------------------------------------------
 @pytest.fixture(scope="module")
 def tutorial_1(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
@@ -260,17 +275,10 @@ def tutorial_1(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
 
 async def _set_up_custom_authentication(s: _Script) -> None:
     await s.raw("GET /ok, no token", "GET", "/ok")
-    await s.raw("POST /threads, no token", "POST", "/threads", json={})
-    await s.raw("POST /threads, bad token", "POST", "/threads", token="nope", json={})
-    # An Authorization header that is not "Bearer <token>": test_gap_a_value_error.
+    # An Authorization header that is not "Bearer <token>":
+    # test_a_value_error_in_authenticate_is_a_400.
     await s.raw("POST /threads/search, no token", "POST", "/threads/search", json={})
-    alice, bob = s.client("user1-token"), s.client("user2-token")
-    thread = await s.sdk("alice creates a thread", alice.threads.create(
-        metadata={"topic": "hello"}), _metadata)
-    tid = thread["thread_id"]
-    s.name(tid, "alice's thread")
-    await s.sdk("alice runs on it", alice.runs.wait(tid, "agent", input=MESSAGES),
-                _user_fields)
+    alice, bob, tid = await _alice_runs_on_her_thread(s, "hello")
     await s.sdk("bob runs on it", bob.runs.wait(tid, "agent", input=MESSAGES), _user_fields)
     await s.sdk("bob gets alice's thread", bob.threads.get(tid),
                 lambda t: (t["thread_id"], t["metadata"].get("topic")))
@@ -311,15 +319,7 @@ def tutorial_2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
 
 
 async def _make_conversations_private(s: _Script) -> None:
-    await s.raw("POST /threads, no token", "POST", "/threads", json={})
-    await s.raw("POST /threads, bad token", "POST", "/threads", token="nope", json={})
-    alice, bob = s.client("user1-token"), s.client("user2-token")
-    thread = await s.sdk("alice creates a thread", alice.threads.create(
-        metadata={"topic": "private"}), _metadata)
-    tid = thread["thread_id"]
-    s.name(tid, "alice's thread")
-    await s.sdk("alice runs on it", alice.runs.wait(tid, "agent", input=MESSAGES),
-                _user_fields)
+    alice, bob, tid = await _alice_runs_on_her_thread(s, "private")
     await s.sdk("alice gets it", alice.threads.get(tid),
                 lambda t: (t["thread_id"], t["metadata"]))
     for step, call in [
