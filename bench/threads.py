@@ -6,26 +6,32 @@
 
 One `DevServer(ui=False)` (graphrun's search attributes and dynamic config). The API
 (`graphrun.server.build_app`, served by uvicorn on a free port) and a worker
-(`create_worker`, examples.purchase's graph, Temporal's default `max_cached_workflows`
-of 1,000) run on an event loop of their own in a daemon thread of this process, as
+(`create_worker`, examples.purchase's graph, graphrun's default `max_cached_workflows`
+of 500) run on an event loop of their own in a daemon thread of this process, as
 tests/server/conftest.py hosts them; this process's main loop holds the clients
 (httpx.AsyncClient, at most `--concurrency` requests in flight).
 
 - create: `POST /threads` with metadata {"user": "u<i % 50>", "n": i}: threads per
-  second over every thread created (the first --small, then up to --large).
+  second over every thread created (the first --small, then up to --large), and until
+  the server and worker were idle again (each thread's first workflow task done).
+  Against a floor measured last in the same run: open workflows that do nothing
+  (bench/noop_workflow.py) started with the client alone, what Temporal itself costs.
 - search and count, at --small threads and again at --large, each the median of
   --reps rounds (after one warm-up round) of: `POST /threads/search` by metadata
   {"user": "u7"}, limit 10, newest first (`search-meta`); a search deep in the list,
   offset half the threads, oldest first (`search-deep`); `POST /threads/count` by that
   metadata (`count-meta`) and of every thread (`count-total`). Before each size,
-  visibility is waited for until Temporal counts every thread created. Exactness is
+  visibility is waited for until Temporal counts every thread created, then until the
+  dev server and this process are idle (two seconds in a row under 0.15 CPU-seconds):
+  the threads' first workflow tasks trail the API's answers, and queries measured
+  during that backlog would measure the backlog, not the number of threads. Exactness is
   checked once per size: the counts equal what was created, search-meta returns the
   newest u7 threads, search-deep the threads about half-way in creation order.
 - rss: a worker SUBPROCESS (`graphrun worker --graph examples.purchase:graph`, on its
   own task queue) and its VmRSS: before any thread, then with --rss threads paused on
   it (each ran to its `interrupt()`, started with GraphClient from this process), and
   after they sat idle --sit seconds. Temporal's sticky cache keeps at most
-  max_cached_workflows (1,000) of them in memory and evicts the least recently used; it
+  max_cached_workflows (graphrun's default 500) of them in memory and evicts the least recently used; it
   evicts nothing for idleness.
 - resume: --resumes threads created and paused (`runs/wait`) at the very start, resumed
   (`runs/wait` with `command: {"resume": true}`) at the end, after everything above
@@ -196,6 +202,20 @@ async def bounded(n: int, concurrency: int, fn: Callable[[int], Awaitable[Any]])
 
     await asyncio.gather(*(lane() for _ in range(min(concurrency, n))))
     return out
+
+
+async def settled(cpu: Cpu, timeout: float = 600.0) -> float:
+    """Until the dev server and this process (API, worker) are idle: each thread's first
+    workflow task, and what it writes to visibility, trail the API's answer by seconds
+    when thousands are created at once. Seconds waited, the two idle seconds that end it included."""
+    t0 = time.perf_counter()
+    quiet = 0
+    while quiet < 2 and time.perf_counter() - t0 < timeout:
+        a = cpu.now()
+        await asyncio.sleep(1.0)
+        busy = sum(y - x for x, y in zip(a, cpu.now(), strict=True))
+        quiet = quiet + 1 if busy < 0.15 else 0
+    return time.perf_counter() - t0
 
 
 async def visible(client: Any, expected: int, timeout: float = 120.0) -> float:
@@ -379,6 +399,31 @@ async def worker_rss(client: Any, address: str, n: int, sit: float, concurrency:
         proc.wait()
 
 
+# -- Temporal's floor --------------------------------------------------------------------------
+async def floor(client: Any, n: int, concurrency: int, cpu: Cpu) -> dict[str, float]:
+    """Open workflows that do nothing, started with the client's `start_workflow` (no HTTP,
+    no search attributes, no memo) on a worker of their own in this process (Temporal's
+    default options but graphrun's autoscaling pollers): per second, and until the server
+    and this process were idle again. Measured last, so its rows trouble no query above."""
+    from temporalio.worker import PollerBehaviorAutoscaling, Worker
+
+    from bench.noop_workflow import NoOp
+
+    queue = f"bench-noop-{uuid.uuid4().hex[:8]}"
+    async with Worker(client, task_queue=queue, workflows=[NoOp],
+                      workflow_task_poller_behavior=PollerBehaviorAutoscaling()):
+        async def start(i: int) -> None:
+            await client.start_workflow(NoOp.run, id=f"{queue}-{i}", task_queue=queue)
+
+        c0, t0 = cpu.now(), time.perf_counter()
+        await bounded(n, concurrency, start)
+        t_api = time.perf_counter() - t0
+        waited = await settled(cpu)
+        c1 = cpu.now()
+    return {"rate": n / t_api, "settled": n / (t_api + waited - 2.0),
+            "cpu": [(b - a) * 1e3 / n for a, b in zip(c0, c1, strict=True)]}
+
+
 # -- resume after idling -------------------------------------------------------------------------
 async def resumes(api: Api, idle: list[str]) -> dict[str, float]:
     """Each idle thread's resume against a fresh one's (created and paused just before),
@@ -403,6 +448,7 @@ async def run(args: argparse.Namespace) -> None:
 
     from graphrun.client import data_converter
     from graphrun.devserver import DevServer
+    from graphrun.worker import MAX_CACHED_THREADS
 
     logs = Path(tempfile.mkdtemp(prefix="bench-threads-"))
     t_start = time.perf_counter()
@@ -410,6 +456,7 @@ async def run(args: argparse.Namespace) -> None:
     latency: dict[int, dict[str, float]] = {}
     exact: dict[int, tuple[bool, str]] = {}
     creates: list[tuple[int, float]] = []  # (threads, seconds) per phase
+    drained: list[tuple[int, float]] = []  # ... until the server and worker were idle
     spent = [0.0, 0.0]  # CPU seconds creating: this process, the dev server
     load = os.getloadavg()[0]
     async with DevServer(ui=False) as srv:
@@ -438,15 +485,20 @@ async def run(args: argparse.Namespace) -> None:
                     spent = [s + b - a for s, a, b in zip(spent, c0, cpu.now(), strict=True)]
                     created = size
                     waited = await visible(client, created + len(idle))
+                    backlog = await settled(cpu)
+                    drained.append((size - sum(n for n, _ in creates[:-1]),
+                                    creates[-1][1] + waited + backlog - 2.0))
                     latency[size], answers = await queries(api, created + len(idle),
                                                            args.reps)
                     exact[size] = exactness(answers, created, len(idle), args.concurrency)
                     print(f"(at {size} threads: visibility caught up in {waited:.1f} s, "
+                          f"server and worker idle {backlog:.1f} s later, "
                           f"queries {sum(latency[size].values()) * (args.reps + 1):.1f} s)",
                           file=sys.stderr, flush=True)
                 rss = (await worker_rss(client, srv.address, args.rss, args.sit,
                                         args.concurrency, logs, cpu) if args.rss else None)
                 resumed = await resumes(api, idle) if idle else None
+                base = await floor(client, min(args.small, 2000), args.concurrency, cpu)
         finally:
             host.close()
     t_bench = time.perf_counter() - t_start
@@ -454,11 +506,18 @@ async def run(args: argparse.Namespace) -> None:
     small, large = sizes
     n_created = sum(n for n, _ in creates)
     rate = n_created / sum(t for _, t in creates)
+    settled_rate = n_created / sum(t for _, t in drained)
     print(f"threads-create: {rate:.1f}/s (target >= {TARGET_CREATE:.0f}/s; POST /threads, "
           f"{args.concurrency} in flight, {n_created} threads; "
           + ", ".join(f"{n / t:.0f}/s for {n}" for n, t in creates)
+          + f"; {settled_rate:.0f}/s until every thread's first "
+          f"workflow task was done and the server idle"
           + f"; CPU per thread: this process {spent[0] * 1e3 / n_created:.1f} ms (client, "
           f"API, worker), dev server {spent[1] * 1e3 / n_created:.1f} ms)")
+    print(f"threads-create-floor: a workflow that does nothing, started with start_workflow: "
+          f"{base['rate']:.0f}/s, {base['settled']:.0f}/s until idle (CPU per workflow: this "
+          f"process {base['cpu'][0]:.1f} ms, dev server {base['cpu'][1]:.1f} ms); threads "
+          f"until idle / floor until idle = {settled_rate / base['settled']:.2f}")
     ratios = {}
     for q in QUERIES:
         a, b = latency[small][q], latency[large][q]
@@ -478,7 +537,7 @@ async def run(args: argparse.Namespace) -> None:
               f"after {args.sit:.0f} s idle; {(rss['paused'] - rss['base']) * 1024 / args.rss:.1f}"
               f" KB/thread; paused at {rss['rate']:.0f}/s, CPU per thread: worker "
               f"{rss['cpu'][2]:.1f} ms, dev server {rss['cpu'][1]:.1f} ms, this process "
-              f"{rss['cpu'][0]:.1f} ms; max_cached_workflows 1000, Temporal's default)")
+              f"{rss['cpu'][0]:.1f} ms; max_cached_workflows {MAX_CACHED_THREADS}, graphrun's default)")
     if resumed:
         print(f"threads-resume: idle {ms(resumed['idle'])}, fresh {ms(resumed['fresh'])}, "
               f"idle/fresh={resumed['idle'] / resumed['fresh']:.2f} (target <= "
@@ -488,7 +547,7 @@ async def run(args: argparse.Namespace) -> None:
           f"slow every rate; logs in {logs})", file=sys.stderr)
     search = max(ratios["search-meta"], ratios["search-deep"])
     count = max(ratios["count-meta"], ratios["count-total"])
-    print(f"threads: create={rate:.0f}/s; search20k/1k={search:.2f}; count20k/1k={count:.2f}; "
+    print(f"threads: create={rate:.0f}/s (floor {base['settled']:.0f}/s); search20k/1k={search:.2f}; count20k/1k={count:.2f}; "
           + (f"rss+{rss_delta:.0f}MB; " if rss_delta is not None else "rss=skipped; ")
           + (f"resume-idle/fresh={resumed['idle'] / resumed['fresh']:.2f}" if resumed
              else "resume=skipped"))

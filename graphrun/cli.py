@@ -234,7 +234,7 @@ prints the tcld command and the Cloud UI steps that do, and exits 1.""")
                              "CachePolicy; default: each graph's compile(cache=...)")
     worker.add_argument("--max-cached-workflows", type=int, default=None, metavar="N",
                         help="threads kept in the worker's memory between their tasks "
-                             "(Temporal's sticky cache, default 1000, about 0.1 MB each); "
+                             "(Temporal's sticky cache, default 500, about 0.1 MB each); "
                              "an evicted thread is replayed from its history when it "
                              "next runs")
     _metrics_argument(worker)

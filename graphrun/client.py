@@ -312,14 +312,16 @@ class GraphClient:
         return TypedSearchAttributes(pairs)
 
     async def create_thread(self, thread_id: str, *, metadata: Mapping[str, Any] | None = None,
-                            ttl: lifetime.ThreadTTL | None = None) -> None:
+                            ttl: lifetime.ThreadTTL | None = None) -> datetime | None:
         """Make a thread before its first run (LangGraph's `POST /threads`): an open
         ThreadRecord holding its metadata, which the first run (or state update) turns
-        into the thread's GraphWorkflow. Raises WorkflowAlreadyStartedError when the id
-        is taken by a thread that exists."""
+        into the thread's GraphWorkflow. Returns the creation time it indexed (None when
+        this client keeps no search attributes: the run's start time then stands). Raises
+        WorkflowAlreadyStartedError when the id is taken by a thread that exists."""
         metadata = dict(metadata or {})
         graph = metadata.get("graph_id")
         ttl = ttl or self.default_ttl
+        created = visibility.stamp(datetime.now(UTC))
         await self.client.start_workflow(
             "ThreadRecord", RecordStart(thread_id=thread_id,
                                         ttl=None if ttl is None else ttl.model_dump(),
@@ -331,7 +333,8 @@ class GraphClient:
             # too): the id is taken.
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             search_attributes=self.thread_attributes(
-                graph if isinstance(graph, str) else None, "done", metadata))
+                graph if isinstance(graph, str) else None, "done", metadata, created))
+        return created if self.search_attributes else None
 
     async def migrate(self) -> list[str]:
         """Bring the threads an earlier graphrun closed under today's rule: each thread

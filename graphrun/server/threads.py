@@ -271,13 +271,19 @@ async def create(body: ThreadCreate, request: Request) -> dict[str, Any]:
     metadata, owned = await auth.thread_create(request, thread_id, metadata, body.if_exists)
     try:
         # Refused if any run of this id exists: the id is taken, whatever ran there.
-        await server.gc.create_thread(thread_id, metadata=metadata, ttl=body.ttl)
+        created = await server.gc.create_thread(thread_id, metadata=metadata, ttl=body.ttl)
     except WorkflowAlreadyStartedError:
         await auth.thread_matches(request, thread_id, owned, status=409)
         if body.if_exists == "do_nothing":
             return await read(server, thread_id)
         raise Conflict(f"Thread {thread_id!r} already exists.") from None
-    return await read(server, thread_id)
+    if created is None:
+        return await read(server, thread_id)
+    # What was just written, as a read would show it, without a round trip to read it.
+    graph_id = metadata.get("graph_id")
+    shown = shapes.thread(thread_id, graph_id=graph_id if isinstance(graph_id, str) else None,
+                          status="done", created_at=created, updated_at=created, snap=None)
+    return {**shown, "metadata": metadata}
 
 
 @router.get("/threads/{thread_id}")

@@ -54,6 +54,7 @@ async def test_a_created_thread_exists_with_its_metadata(api_url: str) -> None:
     assert got["status"] == "idle"
     assert got["values"] is None and got["interrupts"] == {}
     assert got["created_at"] == thread["created_at"]
+    assert got == thread  # the create's answer, built from what it wrote, is what a read shows
     state = await client.threads.get_state(thread["thread_id"])
     assert state["values"] == {} and state["next"] == []
     assert await client.threads.get_history(thread["thread_id"]) == []
