@@ -15,7 +15,8 @@ tests/server/conftest.py hosts them; this process's main loop holds the clients
   second over every thread created (the first --small, then up to --large), and until
   the server and worker were idle again (each thread's first workflow task done).
   Against a floor measured last in the same run: open workflows that do nothing
-  (bench/noop_workflow.py) started with the client alone, what Temporal itself costs.
+  (bench/noop_workflow.py) started with the client alone, what Temporal itself costs;
+  and again with the search attributes and memo a thread starts with (its index).
 - search and count, at --small threads and again at --large, each the median of
   --reps rounds (after one warm-up round) of: `POST /threads/search` by metadata
   {"user": "u7"}, limit 10, newest first (`search-meta`); a search deep in the list,
@@ -39,8 +40,8 @@ tests/server/conftest.py hosts them; this process's main loop holds the clients
   before their resume; interleaved, medians.
 
 Every figure is printed with its target (none is asserted). The last line is
-`threads: create=<n>/s; search20k/1k=<r>; count20k/1k=<r>; rss+<MB>MB;
-resume-idle/fresh=<r>`: the ratios are large/small (whatever --small and --large are;
+`threads: create=<n>/s (floor <n>/s, indexed <n>/s); search20k/1k=<r>; count20k/1k=<r>;
+rss+<MB>MB; resume-idle/fresh=<r>`: the ratios are large/small (whatever --small and --large are;
 the worse of the two searches, the worse of the two counts), rss the larger of the
 worker's RSS increase with the threads paused and after they sat.
 """
@@ -400,20 +401,30 @@ async def worker_rss(client: Any, address: str, n: int, sit: float, concurrency:
 
 
 # -- Temporal's floor --------------------------------------------------------------------------
-async def floor(client: Any, n: int, concurrency: int, cpu: Cpu) -> dict[str, float]:
-    """Open workflows that do nothing, started with the client's `start_workflow` (no HTTP,
-    no search attributes, no memo) on a worker of their own in this process (Temporal's
-    default options but graphrun's autoscaling pollers): per second, and until the server
-    and this process were idle again. Measured last, so its rows trouble no query above."""
+async def floor(client: Any, n: int, concurrency: int, cpu: Cpu, *, indexed: bool = False
+                ) -> dict[str, float]:
+    """Open workflows that do nothing, started with the client's `start_workflow` (no HTTP)
+    on a worker of their own in this process (Temporal's default options but graphrun's
+    autoscaling pollers): per second, and until the server and this process were idle
+    again. `indexed`: each with the search attributes and memo a thread made with the
+    same metadata starts with (what Temporal's visibility costs a thread); else none.
+    Measured last, so its rows trouble no query above."""
     from temporalio.worker import PollerBehaviorAutoscaling, Worker
 
     from bench.noop_workflow import NoOp
+    from graphrun.client import GraphClient
 
+    gc = GraphClient(client)
     queue = f"bench-noop-{uuid.uuid4().hex[:8]}"
     async with Worker(client, task_queue=queue, workflows=[NoOp],
                       workflow_task_poller_behavior=PollerBehaviorAutoscaling()):
         async def start(i: int) -> None:
-            await client.start_workflow(NoOp.run, id=f"{queue}-{i}", task_queue=queue)
+            metadata = {"user": f"u{i % USERS}", "n": i}
+            await client.start_workflow(
+                NoOp.run, id=f"{queue}-{i}", task_queue=queue,
+                memo={"metadata": metadata} if indexed else None,
+                search_attributes=gc.thread_attributes(None, "done", metadata)
+                if indexed else None)
 
         c0, t0 = cpu.now(), time.perf_counter()
         await bounded(n, concurrency, start)
@@ -499,6 +510,8 @@ async def run(args: argparse.Namespace) -> None:
                                         args.concurrency, logs, cpu) if args.rss else None)
                 resumed = await resumes(api, idle) if idle else None
                 base = await floor(client, min(args.small, 2000), args.concurrency, cpu)
+                base_indexed = await floor(client, min(args.small, 2000), args.concurrency,
+                                           cpu, indexed=True)
         finally:
             host.close()
     t_bench = time.perf_counter() - t_start
@@ -516,8 +529,12 @@ async def run(args: argparse.Namespace) -> None:
           f"API, worker), dev server {spent[1] * 1e3 / n_created:.1f} ms)")
     print(f"threads-create-floor: a workflow that does nothing, started with start_workflow: "
           f"{base['rate']:.0f}/s, {base['settled']:.0f}/s until idle (CPU per workflow: this "
-          f"process {base['cpu'][0]:.1f} ms, dev server {base['cpu'][1]:.1f} ms); threads "
-          f"until idle / floor until idle = {settled_rate / base['settled']:.2f}")
+          f"process {base['cpu'][0]:.1f} ms, dev server {base['cpu'][1]:.1f} ms); with a "
+          f"thread's search attributes and memo: {base_indexed['rate']:.0f}/s, "
+          f"{base_indexed['settled']:.0f}/s until idle (dev server "
+          f"{base_indexed['cpu'][1]:.1f} ms); threads until idle / floor until idle = "
+          f"{settled_rate / base['settled']:.2f}, / indexed floor = "
+          f"{settled_rate / base_indexed['settled']:.2f}")
     ratios = {}
     for q in QUERIES:
         a, b = latency[small][q], latency[large][q]
@@ -547,7 +564,7 @@ async def run(args: argparse.Namespace) -> None:
           f"slow every rate; logs in {logs})", file=sys.stderr)
     search = max(ratios["search-meta"], ratios["search-deep"])
     count = max(ratios["count-meta"], ratios["count-total"])
-    print(f"threads: create={rate:.0f}/s (floor {base['settled']:.0f}/s); search20k/1k={search:.2f}; count20k/1k={count:.2f}; "
+    print(f"threads: create={rate:.0f}/s (floor {base['settled']:.0f}/s, indexed {base_indexed['settled']:.0f}/s); search20k/1k={search:.2f}; count20k/1k={count:.2f}; "
           + (f"rss+{rss_delta:.0f}MB; " if rss_delta is not None else "rss=skipped; ")
           + (f"resume-idle/fresh={resumed['idle'] / resumed['fresh']:.2f}" if resumed
              else "resume=skipped"))
