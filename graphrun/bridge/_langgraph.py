@@ -39,11 +39,13 @@ from langgraph._internal._constants import (  # noqa: E402
     CONFIG_KEY_RUNTIME,
     CONFIG_KEY_SCRATCHPAD,
     CONFIG_KEY_SEND,
+    CONFIG_KEY_STREAM,
     CONFIG_KEY_TASK_ID,
     RESUME,
 )
 from langgraph._internal._scratchpad import PregelScratchpad  # noqa: E402
 from langgraph.managed.base import ManagedValue  # noqa: E402
+from langgraph.pregel.protocol import StreamProtocol  # noqa: E402
 
 
 def tool_node_reads_state(node: Any) -> bool:
@@ -66,12 +68,14 @@ __all__ = [
     "CONFIG_KEY_RUNTIME",
     "CONFIG_KEY_SCRATCHPAD",
     "CONFIG_KEY_SEND",
+    "CONFIG_KEY_STREAM",
     "CONFIG_KEY_TASK_ID",
     "INSTALLED",
     "RESUME",
     "SUPPORTED",
     "ManagedValue",
     "PregelScratchpad",
+    "StreamProtocol",
     "tool_node_reads_state",
 ]
 

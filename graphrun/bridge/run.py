@@ -26,7 +26,7 @@ from graphrun.channels import MISSING, Overwrite
 from graphrun.checkpoint import interrupt_id
 from graphrun.errors import GraphInterrupt, InvalidResumeError, ParentCommand
 from graphrun.runner import TaskContext, _check_json, current_task
-from graphrun.types import PUSH, Command, Interrupt, Send, TimeoutPolicy
+from graphrun.types import NS_SEP, PUSH, Command, Interrupt, Send, TimeoutPolicy
 
 
 def to_graphrun(value: Any) -> Any:
@@ -73,6 +73,11 @@ def lg_config(ctx: TaskContext, config: Mapping[str, Any],
         private.CONFIG_KEY_RUNTIME: _runtime(ctx),
         private.CONFIG_KEY_TASK_ID: t.id,
         private.CONFIG_KEY_READ_STATE: lambda: _state(ctx, managed),
+        # A LangGraph graph the node invokes (a subagent in a tool, say) streams its
+        # chunks here under its namespace, as into LangGraph's own parent stream. Chat
+        # models' messages reach the task's own handler (callbacks), custom chunks the
+        # runtime's writer below.
+        private.CONFIG_KEY_STREAM: private.StreamProtocol(ctx.sub_event, NESTED_MODES),
     })
     if ctx.node_error is not None:
         configurable[private.CONFIG_KEY_NODE_ERROR] = lg_errors.NodeError(
@@ -116,11 +121,31 @@ def _send(ctx: TaskContext, writes: Any) -> None:
                 f"which graphrun does not have.")
 
 
+NESTED_MODES = {"values", "updates", "tasks"}
+
+
+def _writer(ctx: TaskContext) -> Callable[[Any], None]:
+    """The 'custom' writer: the node's own chunks are the task's; those of a LangGraph
+    graph it invokes go under that graph's namespace (LangGraph's writer reads it from
+    the config of the node that writes, as this does)."""
+    depth = ctx.call.task.ns.count(NS_SEP)  # the task's own graph's namespace length
+
+    def write(chunk: Any) -> None:
+        cfg = var_child_runnable_config.get() or {}
+        ns = str((cfg.get(private.CONF) or {}).get("checkpoint_ns") or "").split(NS_SEP)[:-1]
+        if len(ns) <= depth:
+            ctx.write_custom(chunk)
+        else:
+            ctx.sub_event((tuple(ns), "custom", chunk))
+
+    return write
+
+
 def _runtime(ctx: TaskContext) -> Any:
     rt = ctx.runtime()
     i = rt.execution_info
     return lg_runtime.Runtime(
-        context=rt.context, store=rt.store, stream_writer=rt.stream_writer,
+        context=rt.context, store=rt.store, stream_writer=_writer(ctx),
         previous=rt.previous, execution_info=lg_runtime.ExecutionInfo(
             checkpoint_id=i.checkpoint_id, checkpoint_ns=i.checkpoint_ns, task_id=i.task_id,
             thread_id=i.thread_id, run_id=i.run_id, node_attempt=i.node_attempt,

@@ -441,7 +441,7 @@ async def thread_matches(conn: HTTPConnection, thread_id: str,
     if not filters:
         return
     from graphrun.server.context import Conflict, NotFound
-    from graphrun.server.threads import describe, metadata_of
+    from graphrun.server.threads import describe, metadata_of, thread_not_found
 
     try:
         desc = await describe(conn.app.state.server.gc, thread_id)
@@ -452,7 +452,7 @@ async def thread_matches(conn: HTTPConnection, thread_id: str,
     if not matches(await metadata_of(desc), filters):
         if status == 409:
             raise Conflict(f"Thread {thread_id!r} already exists.")
-        raise NotFound(f"Thread {thread_id!r} not found.")
+        raise thread_not_found(thread_id)
 
 
 async def thread_create(conn: HTTPConnection, thread_id: str, metadata: dict[str, Any],
@@ -508,7 +508,7 @@ async def run(conn: HTTPConnection, run: Any) -> dict[str, Any]:
     if not active(conn):
         return {}
     from graphrun.server.context import NotFound
-    from graphrun.server.threads import describe, metadata_of
+    from graphrun.server.threads import metadata_of
 
     body = run.body
     stateless = conn.scope.get("path", "").startswith("/runs")
@@ -539,11 +539,7 @@ async def run(conn: HTTPConnection, run: Any) -> dict[str, Any]:
         read = await event(conn, "assistants", "read", {"assistant_id": as_id(run.assistant_id)})
         if read and not matches(assistant.get("metadata"), read):
             raise NotFound("Thread or assistant not found.")
-    gc = conn.app.state.server.gc
-    try:
-        desc = await describe(gc, run.thread_id)
-    except NotFound:
-        desc = None
+    desc = await run.existing()
     if desc is not None:
         if filters and not matches(await metadata_of(desc), filters):
             raise NotFound("Thread or assistant not found.")

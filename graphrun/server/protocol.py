@@ -835,6 +835,8 @@ class _Run:
         if "result" not in data and ns and ns not in self.children:
             name, _, parent_task = ns[-1].partition(":")
             self.children[ns] = parent_task
+            # An agent (LangChain's create_agent) is named by its lc_agent_name.
+            name = (data.get("metadata") or {}).get("lc_agent_name") or name
             out.append(("lifecycle", ns, {"event": "started", "graph_name": name}))
         out.append(("tasks", ns, data))
         if "result" in data:

@@ -21,14 +21,18 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
-from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
+from temporalio.client import (
+    WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
+    WorkflowUpdateFailedError,
+)
 from temporalio.service import RPCError, RPCStatusCode
 
 from graphrun import serde, stream
 from graphrun.payloads import RunResult, ThreadResult
 from graphrun.server import assistants, auth, shapes, sse
 from graphrun.server.context import Conflict, NotFound
-from graphrun.server.threads import _cfg, _checkpoint, describe
+from graphrun.server.threads import _cfg, _checkpoint, describe, metadata_of, thread_not_found
 from graphrun.types import Command, Send
 
 router = APIRouter(tags=["runs"])
@@ -136,6 +140,8 @@ class _Run:
         config, context = assistants.run_presets(assistant, body.config, body.context)
         self.body = body.model_copy(update={"config": config, "context": context})
         self.assistant_id = assistant["assistant_id"]
+        self.assistant_metadata = dict(assistant.get("metadata") or {})
+        self.config_metadata = dict((body.config or {}).get("metadata") or {})  # the request's
         self.run_id = str(uuid.uuid4())
         self.graph = self.server.servable(assistant["graph_id"])
         self.remote = self.server.gc.graph(self.graph)
@@ -145,6 +151,9 @@ class _Run:
         self.conn = request  # its user (graphrun.server.auth)
         self.thread_metadata: dict[str, Any] | None = None  # a new thread's (auth.run)
         self.delete_after = False  # a stateless background run's thread goes with it
+        # A stateless run's thread is new; any other is described once (`existing`).
+        self.stateless = request.url.path.startswith("/runs")
+        self._existing: list[WorkflowExecutionDescription | None] = []
 
     @classmethod
     async def of(cls, request: Request, thread_id: str, body: RunCreate) -> _Run:
@@ -173,9 +182,10 @@ class _Run:
             if "events" in modes:  # astream_events: the nodes' runs, streamed, relayed
                 options["callbacks"] = "stream"
             options.update(live_options)
+        self.metadata = await self.run_metadata()
         record = {"assistant_id": self.assistant_id, "thread_id": self.thread_id,
                   "stream_mode": modes or [],
-                  "metadata": b.metadata or {}, "multitask_strategy": b.multitask_strategy}
+                  "metadata": self.metadata, "multitask_strategy": b.multitask_strategy}
         config = _config(b, self.thread_id)
         # As LangGraph's server: nodes find the run's assistant, graph and id here (and
         # Runtime.server_info is built from them).
@@ -193,8 +203,28 @@ class _Run:
 
     async def check_thread(self) -> None:
         """`if_not_exists="reject"` (LangGraph's default): the thread must exist."""
-        if self.body.if_not_exists == "reject":
-            await describe(self.server.gc, self.thread_id)
+        if self.body.if_not_exists == "reject" and await self.existing() is None:
+            raise thread_not_found(self.thread_id)
+
+    async def existing(self) -> WorkflowExecutionDescription | None:
+        """The thread's latest workflow run before this run, None if the run makes it."""
+        if not self._existing:
+            found = None
+            if not self.stateless:
+                with contextlib.suppress(NotFound):
+                    found = await describe(self.server.gc, self.thread_id)
+            self._existing.append(found)
+        return self._existing[0]
+
+    async def run_metadata(self) -> dict[str, Any]:
+        """The run's metadata as LangGraph's server merges it: its assistant's, its
+        thread's (with this run's graph and assistant, if the thread exists), its config's
+        and its own (as an auth handler left it), `assistant_id` always the run's."""
+        desc = await self.existing()
+        thread = {**await metadata_of(desc), "graph_id": self.graph,
+                  "assistant_id": self.assistant_id} if desc is not None else {}
+        return {**self.assistant_metadata, **thread, **self.config_metadata,
+                **(self.body.metadata or {}), "assistant_id": self.assistant_id}
 
 
 def _output(result: RunResult, remote: Any) -> Any:
@@ -358,7 +388,7 @@ async def _create(request: Request, thread_id: str, body: RunCreate,
     now = datetime.now(UTC).isoformat()
     return JSONResponse(shapes.run({
         "run_id": run.run_id, "assistant_id": run.assistant_id, "status": "pending",
-        "created_at": now, "updated_at": now, "metadata": run.body.metadata or {},
+        "created_at": now, "updated_at": now, "metadata": run.metadata,
         "multitask_strategy": body.multitask_strategy}, thread_id),
         headers={"Content-Location": run.where})
 

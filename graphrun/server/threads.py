@@ -112,8 +112,13 @@ async def describe(gc: GraphClient, thread_id: str) -> WorkflowExecutionDescript
         return await gc.client.get_workflow_handle(gc.workflow_id(thread_id)).describe()
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
-            raise NotFound(f"Thread {thread_id!r} not found.") from None
+            raise thread_not_found(thread_id) from None
         raise
+
+
+def thread_not_found(thread_id: str) -> NotFound:
+    """A missing thread's 404, in LangGraph's server's words."""
+    return NotFound(f"Thread with ID {thread_id} not found")
 
 
 def _is_record(run: WorkflowExecution) -> bool:

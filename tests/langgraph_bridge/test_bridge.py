@@ -279,3 +279,51 @@ def test_a_graph_streamed_inside_a_node() -> None:
     expected = outer(inner.compile()).compile().invoke({"x": 1, "log": []})
     bridged = from_langgraph(outer(from_langgraph(inner.compile())).compile())
     assert bridged.invoke({"x": 1, "log": []}) == expected == {"x": 2, "log": [2]}
+
+
+def _names(ns: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(part.split(":")[0] for part in ns)  # task ids differ by design
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_langgraph_graph_a_node_invokes_streams_under_its_namespace(kind: str) -> None:
+    """A LangGraph graph that a node invokes itself (deepagents' subagent in a tool, say),
+    not bridged: with subgraphs=True its updates, values and custom chunks come under its
+    namespace, as into LangGraph's own parent stream."""
+    def step(s: S) -> dict[str, Any]:
+        get_stream_writer()({"inner": s["x"]})
+        return {"x": s["x"] + 1}
+
+    inner_b = StateGraph(S)
+    inner_b.add_node("i", step)
+    inner_b.add_edge(START, "i")
+    inner = inner_b.compile()  # LangGraph's own, in both graphs below
+
+    def node(s: S) -> dict[str, Any]:
+        get_stream_writer()({"outer": s["x"]})
+        return {"x": inner.invoke({"x": s["x"]})["x"]}
+
+    async def anode(s: S) -> dict[str, Any]:
+        get_stream_writer()({"outer": s["x"]})
+        return {"x": (await inner.ainvoke({"x": s["x"]}))["x"]}
+
+    b = StateGraph(S)
+    b.add_node("o", node if kind == "sync" else anode)
+    b.add_edge(START, "o")
+    modes = ["updates", "values", "custom"]
+
+    async def chunks(graph: Any, subgraphs: bool) -> list[Any]:
+        if kind == "sync":
+            return list(graph.stream({"x": 1}, stream_mode=modes, subgraphs=subgraphs))
+        return [c async for c in graph.astream({"x": 1}, stream_mode=modes,
+                                               subgraphs=subgraphs)]
+
+    expected, bridged = [[(_names(ns), mode, payload)
+                          for ns, mode, payload in await chunks(graph, True)]
+                         for graph in (b.compile(), from_langgraph(b.compile()))]
+    assert (("o",), "custom", {"inner": 1}) in expected
+    assert (("o",), "updates", {"i": {"x": 2}}) in expected
+    assert bridged == expected
+    # Without subgraphs=True, none of them (LangGraph streams the root only).
+    assert (await chunks(from_langgraph(b.compile()), False)
+            == await chunks(b.compile(), False))

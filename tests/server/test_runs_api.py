@@ -34,7 +34,10 @@ async def test_background_run_is_recorded_joined_and_listed(api_url: str) -> Non
     run = await client.runs.create(tid, "purchase", input=PURCHASE, if_not_exists="create",
                                    metadata={"source": "test"})
     assert run["status"] in ("pending", "running", "success")
-    assert run["thread_id"] == tid and run["metadata"] == {"source": "test"}
+    # The run's metadata merged as LangGraph's server merges it: its assistant's (the
+    # default one's), its own, and its assistant's id.
+    assert run["thread_id"] == tid and run["metadata"] == {
+        "created_by": "system", "source": "test", "assistant_id": run["assistant_id"]}
     out = await client.runs.join(tid, run["run_id"])
     assert out["__interrupt__"][0]["value"]["amount"] == 96.0
     got = await client.runs.get(tid, run["run_id"])

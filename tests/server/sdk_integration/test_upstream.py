@@ -42,17 +42,8 @@ def is_v3(test_id: str) -> bool:
     return test_id.split("::")[0] in V3_MODULES or test_id in V3_TESTS
 
 
-# -- why the tests in EXPECTED_FAILURES fail, by cause ----------------------------------
-V3_DEEP_AGENT = ("deep_agent (deepagents' create_deep_agent) runs, but `thread.subgraphs` "
-                 "has no direct-child handle: its researcher subagent is invoked inside the "
-                 "`task` tool, and that nested invocation's events reach the v3 stream "
-                 "without a namespace of their own")
-
-EXPECTED_FAILURES: dict[str, str] = {
-    # -- the v3 streaming client
-    "test_subgraphs.py::test_subgraphs_deep_agent_async": V3_DEEP_AGENT,
-    "test_subgraphs.py::test_subgraphs_deep_agent_sync": V3_DEEP_AGENT,
-}
+# -- why the tests in EXPECTED_FAILURES fail, by cause (none left) -------------------------
+EXPECTED_FAILURES: dict[str, str] = {}
 
 
 def _outcomes(junit: Path) -> dict[str, tuple[str, str]]:
