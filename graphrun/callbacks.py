@@ -52,13 +52,15 @@ try:  # the `messages` extra (langchain-core)
             get_callback_manager_for_config,
             var_child_runnable_config,
         )
-        from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
     AVAILABLE = True
 except ImportError:  # pragma: no cover - exercised by the no-langchain test
     AVAILABLE = False
     BaseCallbackHandler = object  # type: ignore[assignment,misc]
     _StreamingCallbackHandler = object  # type: ignore[assignment,misc]
+if AVAILABLE:  # outside the try: a langchain-core outside graphrun's range fails loudly
+    with passed_through():
+        from graphrun._lc_private import StreamingCallbackHandler as _StreamingCallbackHandler
 
 __all__ = ["GraphCallbackHandler", "GraphInterruptEvent", "GraphLifecycleEvent",
            "GraphResumeEvent"]
@@ -339,24 +341,15 @@ def route(config: dict[str, Any], run: Any, index: int, is_start: bool, name: st
 def entered(config: dict[str, Any]) -> Iterator[None]:
     """Make `config` LangChain's current one (a model called without `config` finds it),
     and its run LangSmith's parent (a `@traceable` function nests under it)."""
-    try:
-        from langchain_core.runnables.config import _set_config_context
-    except ImportError:  # pragma: no cover - an older langchain-core
-        token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
-        try:
-            yield
-        finally:
-            var_child_runnable_config.reset(token)
-        return
-    token, previous = _set_config_context(config)  # type: ignore[arg-type]
+    from graphrun import _lc_private
+
+    token, previous = _lc_private.set_config_context(config)
     try:
         yield
     finally:
         var_child_runnable_config.reset(token)
         if previous is not None:
-            from langsmith.run_helpers import _set_tracing_context
-
-            _set_tracing_context(previous)
+            _lc_private.restore_tracing_context(previous)
 
 
 def streams(run: GraphRun | None) -> bool:

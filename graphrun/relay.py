@@ -26,7 +26,7 @@ from typing import Any
 from uuid import UUID
 
 from graphrun import serde
-from graphrun.callbacks import AVAILABLE, GraphRun, _StreamingCallbackHandler, _tap
+from graphrun.callbacks import AVAILABLE, GraphRun, _tap
 from graphrun.declared import DeclaredTypes
 from graphrun.errors import GraphInterrupt, NodeFailedError
 from graphrun.stream import EVENTS
@@ -52,9 +52,11 @@ if AVAILABLE:
         GenerationChunk,
         LLMResult,
     )
+
+    from graphrun._lc_private import StreamingCallbackHandler
 else:  # pragma: no cover - relaying needs langchain-core on both sides
     BaseCallbackHandler = object  # type: ignore[assignment,misc]
-    _StreamingCallbackHandler = object  # type: ignore[assignment,misc]
+    StreamingCallbackHandler = object  # type: ignore[assignment,misc]
 
 
 # -- the worker's side ------------------------------------------------------------------
@@ -176,7 +178,7 @@ class Relay(BaseCallbackHandler):  # type: ignore[misc]
                    tags=list(tags or ()), metadata=dict(metadata or {}))
 
 
-class StreamingRelay(Relay, _StreamingCallbackHandler):  # type: ignore[misc]
+class StreamingRelay(Relay, StreamingCallbackHandler):  # type: ignore[misc]
     """A Relay for a caller whose handlers stream (astream_events, astream_log): as a
     streaming handler it makes chat models stream their tokens and tasks their output,
     as they would in the caller's process, and relays those too."""
@@ -355,9 +357,9 @@ class EventStream:
     Built on LangChain's own v2 handler, its events collected instead of queued."""
 
     def __init__(self, run_id: UUID, name: str, metadata: dict[str, Any]) -> None:
-        from langchain_core.tracers.event_stream import _AstreamEventsCallbackHandler
+        from graphrun._lc_private import astream_events_handler
 
-        class Collect(_AstreamEventsCallbackHandler):  # type: ignore[misc]
+        class Collect(astream_events_handler()):  # type: ignore[misc]
             def _send(self, event: Any, event_type: str) -> None:
                 if self.root_event_filter.include_event(event, event_type):
                     out.append(event)

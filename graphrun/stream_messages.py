@@ -18,20 +18,13 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk
 
-# A handler of this kind makes a chat model stream even from `invoke()` (LangGraph uses it).
-from langchain_core.tracers._streaming import _StreamingCallbackHandler
-
-try:  # ... and this kind, stream content-block events (`on_stream_event`)
-    from langchain_core.tracers._streaming import _V2StreamingCallbackHandler
-except ImportError:  # pragma: no cover - an older langchain-core: v3 streams need a newer one
-    _V2StreamingCallbackHandler = object  # type: ignore[assignment,misc]
-
+from graphrun._lc_private import StreamingCallbackHandler, V2StreamingCallbackHandler
 from graphrun.types import Command
 
 NOSTREAM = "nostream"  # LangGraph's tag: a model tagged so is not streamed
 
 
-class StreamMessages(BaseCallbackHandler, _StreamingCallbackHandler[Any]):
+class StreamMessages(BaseCallbackHandler, StreamingCallbackHandler[Any]):
     """Sends ("messages", (message, metadata)) to `emit` for one task."""
 
     run_inline = True  # in the node's thread, so chunks keep their order
@@ -93,7 +86,7 @@ class StreamMessages(BaseCallbackHandler, _StreamingCallbackHandler[Any]):
             self._send(self.base, message, dedupe=True)
 
 
-class StreamMessagesV2(StreamMessages, _V2StreamingCallbackHandler):  # type: ignore[misc]
+class StreamMessagesV2(StreamMessages, V2StreamingCallbackHandler):  # type: ignore[misc]
     """The 'messages' mode of `stream_events(version="v3")`, as LangGraph's v2 handler:
     a chat model streams content-block events (`message-start`, `content-block-delta`,
     ..., `message-finish`), sent as `(event, metadata)` with the model's run id in the

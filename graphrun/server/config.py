@@ -347,7 +347,9 @@ def _embeddings(file: Path, embed: Any) -> Any:
         raise ConfigError(f"{file}: {what} must be 'provider:model' or './file.py:attr', "
                           f"got {embed!r:.120}")
     where, _, name = embed.rpartition(":")
-    providers = _embedding_providers()
+    from graphrun import _lc_private
+
+    providers = _lc_private.embedding_providers()
     if where in providers and not where.endswith(".py") and "/" not in where:
         try:
             from langchain.embeddings import init_embeddings
@@ -382,14 +384,6 @@ def _embeddings(file: Path, embed: Any) -> Any:
         raise ConfigError(f"{file}: {what} {embed!r} is a {type(obj).__name__}, not "
                           f"embeddings or a function embedding a list of texts")
     return ensure_embeddings(obj)
-
-
-def _embedding_providers() -> frozenset[str]:
-    try:
-        from langchain.embeddings.base import _BUILTIN_PROVIDERS
-    except ImportError:
-        return frozenset()
-    return frozenset(_BUILTIN_PROVIDERS)
 
 
 def _store_ttl(file: Path, ttl: Any) -> dict[str, Any] | None:

@@ -860,8 +860,9 @@ class _Run:
         its message (a client routes concurrent messages by it), or the message of a
         model that did not stream, replayed whole as LangChain replays it. Messages a
         node returned are state (the values channel), not sent here."""
-        from langchain_core.language_models._compat_bridge import message_to_events
         from langchain_core.messages import BaseMessage
+
+        from graphrun._lc_private import message_to_events
 
         meta = meta if isinstance(meta, dict) else {}
         node = {"langgraph_node": meta["langgraph_node"]} if meta.get("langgraph_node") else {}
