@@ -34,6 +34,7 @@ from typing import Any, Literal
 from uuid import UUID
 
 from graphrun._passthrough import passed_through
+from graphrun.task import current_task
 from graphrun.types import PUSH, START, Interrupt
 
 try:  # the `messages` extra (langchain-core)
@@ -215,8 +216,6 @@ def propagated(config: Mapping[str, Any] | None) -> dict[str, Any]:
 def _own_task_id() -> str | None:
     """The id of the task running here: graphrun puts it in its config's configurable
     (LangGraph keeps it under a private key), so it is no caller's `task_id` to copy."""
-    from graphrun.runner import current_task
-
     ctx = current_task()
     return None if ctx is None else ctx.call.task.id
 

@@ -38,14 +38,13 @@ from graphrun.errors import (
 )
 from graphrun.limits import alimited, current_slots, limited
 from graphrun.runner import (
-    _CONTEXT,
     TaskContext,
     _awaiting,
     _within,
-    current_task,
     task_config,
 )
 from graphrun.runtime import injected
+from graphrun.task import CURRENT, current_task
 from graphrun.types import (
     NS_END,
     NS_SEP,
@@ -228,7 +227,7 @@ def _run_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
             if result is not None:
                 return result
         finally:
-            _CONTEXT.reset(token)
+            CURRENT.reset(token)
         time.sleep(delay)
 
 
@@ -255,7 +254,7 @@ async def _arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ..
             if result_ is not None:
                 return result_
         finally:
-            _CONTEXT.reset(token)
+            CURRENT.reset(token)
         await asyncio.sleep(delay)
 
 
@@ -351,7 +350,7 @@ async def _aended(run: Any, error: BaseException | None, output: Any) -> Any:
 def _enter(c: TaskContext, attempt: int, args: tuple[Any, ...], kwargs: dict[str, Any]
            ) -> contextvars.Token[TaskContext | None]:
     """Make `c` the running task for one attempt; the first says the call started."""
-    token = _CONTEXT.set(c)
+    token = CURRENT.set(c)
     if attempt == 1:
         _task_chunk(c, {"input": (args, kwargs), "triggers": c.call.task.triggers})
     return token

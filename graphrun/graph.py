@@ -15,7 +15,6 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from graphrun.bridge import is_langgraph, is_langgraph_node
 from graphrun.channels import Channel
 from graphrun.declared import input_annotation
 from graphrun.errors import GraphValidationError
@@ -96,6 +95,19 @@ def _destinations(given: Any) -> tuple[tuple[str, str | None], ...]:
 def _is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None))  # noqa: B004 - an object with async __call__
+
+
+# Nodes another library built, made graphrun's: each adapter takes (name, node) and gives
+# graphrun's node, or None when the node is not its kind. graphrun.bridge registers
+# LangGraph's (its graphs as subgraphs, its node code with LangGraph's config), so this
+# module never imports it.
+NODE_ADAPTERS: list[Callable[[str, Any], Any]] = []
+
+
+def register_node_adapter(adapter: Callable[[str, Any], Any]) -> None:
+    """Adapt nodes of another library's kind in `add_node` (see NODE_ADAPTERS)."""
+    if adapter not in NODE_ADAPTERS:
+        NODE_ADAPTERS.append(adapter)
 
 
 class StateGraph:
@@ -187,14 +199,11 @@ class StateGraph:
         if action is None:
             raise GraphValidationError(f"node '{node}' has no function. Pass add_node('{node}', fn).")
         given: Any = action  # typed as a function, but a Runnable or anything may come
-        if is_langgraph(given):  # LangGraph's own graph as a subgraph: its questions surface
-            from graphrun.bridge import from_langgraph
-
-            action = given = from_langgraph(given, name=node)
-        elif is_langgraph_node(given):  # LangGraph's node code (ToolNode): its config too
-            from graphrun.bridge.convert import node_function
-
-            action = given = node_function(given, {}, node)
+        for adapt in NODE_ADAPTERS:  # another library's graph or node code (the bridge)
+            adapted = adapt(node, given)
+            if adapted is not None:
+                action = given = adapted
+                break
         if not callable(given) and callable(getattr(given, "invoke", None)) and not isinstance(
                 given, CompiledStateGraph):
             action = _runnable_node(given)

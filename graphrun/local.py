@@ -31,9 +31,10 @@ from graphrun.engine import Run, RunOptions, TaskCall, TaskResult, Thread
 from graphrun.errors import GraphDrained, GraphInterrupt
 from graphrun.limits import alimited, limited, slots_for, timed_out
 from graphrun.runnable import RunnableGraph, graph_output, stream_parts
-from graphrun.runner import arun_task, current_task, handle_error, node_writes, run_task
+from graphrun.runner import arun_task, handle_error, node_writes, run_task
 from graphrun.runtime import merging_thread
 from graphrun.spec import GraphSpec
+from graphrun.task import current_task
 from graphrun.types import (
     INTERRUPT,
     NS_END,

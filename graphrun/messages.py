@@ -64,6 +64,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
 from typing_extensions import TypedDict
 
 from graphrun.runtime import MERGING_THREAD
+from graphrun.task import current_task
 
 __all__ = ("REMOVE_ALL_MESSAGES", "AnyMessage", "MessagesState", "add_messages",
            "push_message")
@@ -231,8 +232,6 @@ def _thread_salt() -> bytes:
 def push_message(message: Any, *, state_key: str | None = "messages") -> BaseMessage:
     """Send a message to the 'messages' stream now and write it to `state_key`, from inside
     a node (LangGraph's `push_message`). The message needs an id."""
-    from graphrun.runner import current_task
-
     ctx = current_task()
     if ctx is None:
         raise RuntimeError("push_message() was called outside a graph node.")

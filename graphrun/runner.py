@@ -37,6 +37,7 @@ from graphrun.errors import (
 )
 from graphrun.runtime import ExecutionInfo, Runtime, coerce_context, injected, server_info_of
 from graphrun.spec import GraphSpec, goto_writes
+from graphrun.task import CURRENT
 from graphrun.types import END, PUSH, START, Command, Interrupt, Send, TimeoutPolicy
 
 
@@ -126,14 +127,6 @@ class TaskContext:
                          self.node_error)
 
 
-_CONTEXT: contextvars.ContextVar[TaskContext | None] = contextvars.ContextVar(
-    "graphrun_task", default=None)
-
-
-def current_task() -> TaskContext | None:
-    return _CONTEXT.get()
-
-
 # False in the node activity on Temporal: @task calls there are activities of their own.
 CALLS_INLINE: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "graphrun_calls_inline", default=True)
@@ -151,7 +144,7 @@ def heartbeat(*details: Any) -> None:
     send = HEARTBEAT.get()
     if send is not None:
         send(*details)
-    ctx = _CONTEXT.get()
+    ctx = CURRENT.get()
     if ctx is not None:
         ctx.progressed()
 
@@ -173,7 +166,7 @@ def interrupt(value: Any, *, response_schema: Any = None,
         ...     ok = interrupt({"question": "Approve?", "amount": state["amount"]})
         ...     return {"status": "approved" if ok else "rejected"}
     """
-    ctx = _CONTEXT.get()
+    ctx = CURRENT.get()
     if ctx is None:
         raise RuntimeError("interrupt() was called outside a graph node. Call it inside a "
                            "node function while the graph runs.")
@@ -268,7 +261,7 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
     `trace`: the graph's run (graphrun.callbacks.GraphRun), when callbacks listen: the
     task gets a chain run of its own under it. `store`: what the node gets as `store`."""
     ctx = _context(graph, call, config, resume_map or {}, live, trace, store)
-    token = _CONTEXT.set(ctx)
+    token = CURRENT.set(ctx)
     undo = _nothing
     try:
         if _traced(graph, ctx, trace):
@@ -293,7 +286,7 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
     except BaseException as exc:
         return _failed(ctx, exc, raise_errors)
     finally:
-        _CONTEXT.reset(token)
+        CURRENT.reset(token)
         undo()
         if ctx.run is not None:
             from graphrun import callbacks as tracing
@@ -308,7 +301,7 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
                     trace: Any = None, store: Any = None) -> TaskResult:
     """Run a task in the running event loop (sync nodes are called directly)."""
     ctx = _context(graph, call, config, resume_map or {}, live, trace, store)
-    token = _CONTEXT.set(ctx)
+    token = CURRENT.set(ctx)
     undo = _nothing
     try:
         if _traced(graph, ctx, trace):
@@ -342,7 +335,7 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
     except BaseException as exc:
         return _failed(ctx, exc, raise_errors)
     finally:
-        _CONTEXT.reset(token)
+        CURRENT.reset(token)
         undo()
         if ctx.run is not None:
             from graphrun import callbacks as tracing
@@ -588,7 +581,7 @@ def _route(br: Any, arg: Any, config: Mapping[str, Any] | None, index: int,
            is_start: bool, store: Any = None) -> Any:
     """Call a routing function; in a traced task, as a chain run of its own (LangGraph's),
     and in a node activity that graphrun.tracing traces, as a run (span) of that trace."""
-    ctx = _CONTEXT.get()
+    ctx = CURRENT.get()
     if ctx is None or ctx.run is None:
         scope = ROUTE_SCOPE.get()
         if ctx is None or scope is None:
@@ -628,7 +621,7 @@ ROUTE_SCOPE: contextvars.ContextVar[Callable[..., Any] | None] = contextvars.Con
 
 def _branch_kwargs(names: tuple[str, ...], config: Mapping[str, Any] | None,
                    store: Any = None) -> dict[str, Any]:
-    ctx = _CONTEXT.get()
+    ctx = CURRENT.get()
     if ctx is not None:
         return ctx.kwargs(names)
     # update_state: no run, but the graph's store (the worker's on Temporal)
@@ -728,7 +721,7 @@ def handle_error(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | N
     ctx = _context(graph, call, config, {}, None, store=store)
     ctx.node_error = NodeError(node.name, failed.exception or RuntimeError(
         f"{(failed.error or {}).get('type')}: {(failed.error or {}).get('message')}"))
-    token = _CONTEXT.set(ctx)
+    token = CURRENT.set(ctx)
     try:
         handler = node.error_handler
         assert handler is not None
@@ -742,4 +735,4 @@ def handle_error(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | N
         return TaskResult(task_id=call.task.id, exception=exc,
                           error={"type": type(exc).__name__, "message": str(exc)})
     finally:
-        _CONTEXT.reset(token)
+        CURRENT.reset(token)

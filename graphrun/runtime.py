@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from graphrun.task import current_task
+
 ContextT = TypeVar("ContextT")
 
 # Parameters injected by name (LangGraph's list); anything else is not passed.
@@ -164,8 +166,6 @@ def coerce_context(schema: Any, context: Any) -> Any:
 
 def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     """The current node's `Runtime` (call it inside a node)."""
-    from graphrun.runner import current_task
-
     ctx = current_task()
     if ctx is None:
         raise RuntimeError("get_runtime() was called outside a graph node.")
@@ -174,16 +174,12 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
 
 def get_stream_writer() -> Callable[[Any], None]:
     """A function that sends a chunk to the 'custom' stream mode (a no-op outside a run)."""
-    from graphrun.runner import current_task
-
     ctx = current_task()
     return ctx.runtime().stream_writer if ctx is not None else _no_op
 
 
 def get_config() -> dict[str, Any]:
     """The current node's config (call it inside a node)."""
-    from graphrun.runner import current_task
-
     ctx = current_task()
     if ctx is None:
         raise RuntimeError("get_config() was called outside a graph node.")
@@ -193,8 +189,6 @@ def get_config() -> dict[str, Any]:
 def get_store() -> Any:
     """The store of the current run (LangGraph's `get_store()`; call it inside a node or
     task): the graph's `compile(store=...)`, or on Temporal the worker's; None if none."""
-    from graphrun.runner import current_task
-
     ctx = current_task()
     if ctx is None:
         raise RuntimeError("get_store() was called outside a graph node.")

@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from graphrun import serde
+from graphrun.task import current_task
 
 STREAM_TOPIC = "graphrun"
 EVENTS = "events"  # the stream mode of relayed callback events (graphrun.relay)
@@ -38,8 +39,6 @@ def activity_publisher(stream_to: str, task_id: str
     that runs again (a retry; an @entrypoint between rounds of calls) numbers from 0
     again, so readers drop what it already sent."""
     from temporalio.contrib.workflow_streams import WorkflowStreamClient
-
-    from graphrun.runner import current_task
 
     client = WorkflowStreamClient.from_within_activity(
         batch_interval=timedelta(milliseconds=100))

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphrun import graph
+
 
 def is_langgraph(obj: Any) -> bool:
     """A LangGraph graph, compiled or not (checked without importing LangGraph)."""
@@ -53,6 +55,21 @@ def from_langgraph(graph: Any, *, name: str | None = None, checkpointer: Any = N
     from graphrun.bridge import convert
 
     return convert.compiled(graph, name=name, checkpointer=checkpointer)
+
+
+def _adapt_node(name: str, node: Any) -> Any:
+    """A LangGraph graph added as a node runs as a subgraph (its questions surface);
+    LangGraph's node code (ToolNode) runs with LangGraph's config. None for anything else."""
+    if is_langgraph(node):
+        return from_langgraph(node, name=name)
+    if is_langgraph_node(node):
+        from graphrun.bridge.convert import node_function
+
+        return node_function(node, {}, name)
+    return None
+
+
+graph.register_node_adapter(_adapt_node)
 
 
 def __getattr__(attr: str) -> Any:

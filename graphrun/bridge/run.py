@@ -25,7 +25,8 @@ from graphrun.bridge import _langgraph as private
 from graphrun.channels import MISSING, Overwrite
 from graphrun.checkpoint import interrupt_id
 from graphrun.errors import GraphInterrupt, InvalidResumeError, ParentCommand
-from graphrun.runner import TaskContext, _check_json, current_task
+from graphrun.runner import TaskContext, _check_json
+from graphrun.task import current_task
 from graphrun.types import NS_SEP, PUSH, Command, Interrupt, Send, TimeoutPolicy
 
 

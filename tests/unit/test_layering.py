@@ -1,0 +1,71 @@
+"""The modules' layering, pinned: arrows one way. Read from the source (every import,
+function-level ones included), so a new arrow the wrong way fails here by name."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "graphrun"
+
+# The engine plans and commits supersteps from these alone.
+ENGINE_READS = {"channels", "checkpoint", "errors", "spec", "types"}
+# The core: building graphs and running them in-process, what nodes call, and what both
+# drivers share. It never reaches up to the LangGraph bridge, the Server API or the CLI.
+CORE = {"cache", "callbacks", "calls", "channels", "checkpoint", "declared", "drawing",
+        "engine", "errors", "func", "graph", "limits", "local", "messages", "payloads",
+        "runnable", "runner", "runtime", "serde", "spec", "state", "stream",
+        "stream_messages", "task", "types"}
+ABOVE_CORE = ("bridge", "server", "cli")
+
+
+def _walk(node: ast.AST) -> list[ast.AST]:
+    """Every node under `node` but those under `if TYPE_CHECKING:` (types only)."""
+    out: list[ast.AST] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and ast.unparse(child.test) == "TYPE_CHECKING":
+            out += [n for s in child.orelse for n in (s, *_walk(s))]
+            continue
+        out += [child, *_walk(child)]
+    return out
+
+
+def _imports(module: str) -> set[str]:
+    """graphrun's modules `module` imports at run time (as "engine", "bridge.run", ...)."""
+    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
+    found: set[str] = set()
+    for node in _walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "graphrun":
+                found |= {a.name for a in node.names}
+            elif node.module.startswith("graphrun."):
+                found.add(node.module.removeprefix("graphrun."))
+        elif isinstance(node, ast.Import):
+            found |= {a.name.removeprefix("graphrun.") for a in node.names
+                      if a.name.startswith("graphrun.")}
+    return found
+
+
+def test_the_engine_reads_only_the_graph_spec_channels_checkpoints_and_types() -> None:
+    assert _imports("engine") <= ENGINE_READS, _imports("engine") - ENGINE_READS
+
+
+def test_the_core_never_imports_the_bridge_the_server_or_the_cli() -> None:
+    wrong = {m: sorted(i for i in _imports(m) if i.split(".")[0] in ABOVE_CORE)
+             for m in sorted(CORE)}
+    assert {m: i for m, i in wrong.items() if i} == {}
+
+
+def test_the_task_context_is_the_lowest_module() -> None:
+    assert _imports("task") == set()
+    for module in ("runtime", "messages", "stream", "callbacks", "calls"):
+        assert "task" in _imports(module), module
+
+
+def test_the_bridge_adapts_langgraph_nodes_by_registering_with_graph() -> None:
+    import graphrun  # noqa: F401 - the package imports the bridge, which registers
+    from graphrun import graph
+    from graphrun.bridge import _adapt_node
+
+    assert _adapt_node in graph.NODE_ADAPTERS
+    assert _adapt_node("n", lambda s: s) is None  # a plain function is graphrun's own
