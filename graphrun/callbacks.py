@@ -58,10 +58,11 @@ try:  # the `messages` extra (langchain-core)
 except ImportError:  # pragma: no cover - exercised by the no-langchain test
     AVAILABLE = False
     BaseCallbackHandler = object  # type: ignore[assignment,misc]
-    _StreamingCallbackHandler = object  # type: ignore[assignment,misc]
 if AVAILABLE:  # outside the try: a langchain-core outside graphrun's range fails loudly
     with passed_through():
         from graphrun._lc_private import StreamingCallbackHandler as _StreamingCallbackHandler
+else:  # pragma: no cover
+    _StreamingCallbackHandler = object  # type: ignore[assignment,misc]
 
 __all__ = ["GraphCallbackHandler", "GraphInterruptEvent", "GraphLifecycleEvent",
            "GraphResumeEvent"]

@@ -53,6 +53,7 @@ from typing import Any, NoReturn
 
 # The pure helpers (JSON in/out, text formatting) live in graphrun._cli_format; the public
 # ones are re-exported here, so `from graphrun.cli import untag` etc. keep working.
+from graphrun import loader
 from graphrun._cli_format import CLIError as CLIError
 from graphrun._cli_format import (
     _dump,
@@ -775,17 +776,7 @@ async def cmd_graph(args: argparse.Namespace) -> int:
     graph: Any = None
     if ":" in ref:  # MODULE:ATTR, loaded as `graphrun worker --graph` loads it
         _ensure_cwd_on_path()
-        module_name, _, attr = ref.partition(":")
-        try:
-            obj: Any = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise CLIError(f"{ref!r}: cannot import module {module_name!r}: {exc}") from exc
-        try:
-            for part in attr.split("."):
-                obj = getattr(obj, part)
-        except AttributeError:
-            raise CLIError(f"{ref!r}: module {module_name!r} has no attribute {attr!r}"
-                           ) from None
+        obj, attr = _load_ref(repr(ref), ref)
         if isinstance(obj, Mapping):  # a dict of graphs, as `worker` serves it
             if len(obj) != 1:
                 raise CLIError(f"{ref!r} holds graphs {sorted(map(str, obj))}: put the one to "
@@ -840,21 +831,7 @@ def load_graphs(specs: Sequence[str]) -> dict[str, Any]:
     _ensure_cwd_on_path()
     graphs: dict[str, Any] = {}
     for spec in specs:
-        module_name, sep, attr = spec.partition(":")
-        if not sep or not module_name or not attr:
-            raise CLIError(f"--graph {spec!r}: expected MODULE:ATTR, e.g. myapp.graphs:graph", 2)
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise CLIError(f"--graph {spec!r}: cannot import module {module_name!r}: "
-                           f"{exc}") from exc
-        obj: Any = module
-        try:
-            for part in attr.split("."):
-                obj = getattr(obj, part)
-        except AttributeError:
-            raise CLIError(f"--graph {spec!r}: module {module_name!r} has no attribute "
-                           f"{attr!r}") from None
+        obj, attr = _load_ref(f"--graph {spec!r}", spec, "myapp.graphs:graph")
         items = obj.items() if isinstance(obj, Mapping) else [(None, obj)]
         for name, graph in items:
             if is_langgraph(graph):
@@ -901,19 +878,27 @@ def _stop_event() -> asyncio.Event:
     return stop
 
 
+def _load_ref(what: str, spec: str, example: str = "myapp.graphs:graph", code: int = 1
+              ) -> tuple[Any, str]:
+    """The object a MODULE:ATTR on the command line names (graphrun.loader), and its
+    attribute path; CLIError saying which part is wrong (exit 2 for a malformed one,
+    else `code`)."""
+    try:
+        module_name, attr = loader.split(spec)
+    except loader.RefError:
+        raise CLIError(f"{what}: expected MODULE:ATTR, e.g. {example}", 2) from None
+    try:
+        return loader.load(spec), attr
+    except loader.RefError as exc:
+        raise CLIError(f"{what}: {exc}", code) from None
+    except ImportError as exc:
+        raise CLIError(f"{what}: cannot import module {module_name!r}: {exc}", code) from exc
+
+
 def _load_object(flag: str, spec: str, example: str) -> Any:
     """`--flag module:attr`: the object there."""
     _ensure_cwd_on_path()
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise CLIError(f"{flag} {spec!r}: expected MODULE:ATTR, e.g. {example}", 2)
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise CLIError(f"{flag} {spec!r}: {exc}", 2) from None
-    return obj
+    return _load_ref(f"{flag} {spec!r}", spec, example, code=2)[0]
 
 
 def load_store(spec: str) -> Any:

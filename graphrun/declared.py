@@ -15,7 +15,7 @@ import enum
 import inspect
 import types
 import typing
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 # LangChain's message classes are plain data and the common currency of agent
@@ -51,10 +51,13 @@ def is_namedtuple(cls: Any) -> bool:
 class DeclaredTypes:
     """An allow-list of classes, by the path stored data names them with."""
 
-    def __init__(self, classes: Iterable[type] = ()) -> None:
+    def __init__(self, classes: Iterable[type] = (),
+                 aliases: Mapping[str, type] | None = None) -> None:
+        """`aliases`: other paths stored data may name a class by (where it used to live)."""
         self._by_path: dict[str, type] = {}
         for cls in classes:
             self._by_path[type_path(cls)] = cls
+        self._aliases = dict(aliases or {})
 
     def __contains__(self, cls: object) -> bool:
         return isinstance(cls, type) and self.get(type_path(cls)) is cls
@@ -63,11 +66,11 @@ class DeclaredTypes:
         return iter(self._by_path.values())
 
     def __or__(self, other: Iterable[type]) -> DeclaredTypes:
-        return DeclaredTypes([*self, *other])
+        return DeclaredTypes([*self, *other], self._aliases)
 
     def get(self, path: str) -> type | None:
         """The declared class named `path`, or None. Never imports what data names."""
-        cls = self._by_path.get(path)
+        cls = self._by_path.get(path) or self._aliases.get(path)
         if cls is None and path in LANGCHAIN_MESSAGES:
             module, name = LANGCHAIN_MESSAGES[path]
             try:

@@ -58,8 +58,8 @@ from graphrun.types import (
     TaskError,
 )
 
-# Re-exported: the drivers use them from here, and stored payloads name
-# `graphrun.engine:Task` / `graphrun.engine:Thread`, so old histories still decode.
+# Re-exported: the drivers use them from here. Data stored when they lived here names
+# `graphrun.engine:Task` etc.; serde decodes those paths as aliases (serde._OWN_TYPES).
 __all__ = [
     "MISSING",
     "Checkpoint",

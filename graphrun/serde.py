@@ -26,7 +26,9 @@ from graphrun.types import Command, Interrupt, PendingTask, Send, StateUpdate, T
 TAG = "__gr"
 MAX_DECODE_DEPTH = 250  # above any input limit and what the SDK decodes; far from the stack limit
 # graphrun's own plain-data classes that travel tagged (dataclasses, a NamedTuple).
-_OWN_TYPES = DeclaredTypes([Checkpoint, Overwrite, StateUpdate, Task, Thread])
+# graphrun's own classes, also by the paths data stored before checkpoint.py held them.
+_OWN_TYPES = DeclaredTypes([Checkpoint, Overwrite, StateUpdate, Task, Thread], aliases={
+    f"graphrun.engine:{cls.__name__}": cls for cls in (Checkpoint, Task, Thread)})
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 

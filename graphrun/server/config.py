@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from graphrun import loader
+
 _log = logging.getLogger(__name__)
 
 
@@ -205,27 +207,10 @@ def _load(base: Path, graph_id: str, ref: Any, what: str | None = None) -> Any:
     target = ref.get("path") if isinstance(ref, dict) else ref
     if not isinstance(target, str) or ":" not in target:
         raise ConfigError(f"{what}: expected './file.py:attr' or 'module:attr', got {ref!r}.")
-    where, attr = target.rsplit(":", 1)
-    if where.endswith(".py") or "/" in where:
-        file = (base / where).resolve()
-        spec = importlib.util.spec_from_file_location(f"langgraph_json_{graph_id}", file)
-        if spec is None or spec.loader is None or not file.exists():
-            raise ConfigError(f"{what}: no Python file {file}.")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        if str(file.parent) not in sys.path:
-            sys.path.insert(0, str(file.parent))
-        spec.loader.exec_module(module)
-    else:
-        if str(base) not in sys.path:
-            sys.path.insert(0, str(base))
-        module = importlib.import_module(where)
-    obj: Any = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise ConfigError(f"{what}: {where} has no attribute {attr!r}.")
-        obj = getattr(obj, part)
-    return obj
+    try:
+        return loader.load(target, base=base, module_name=f"langgraph_json_{graph_id}")
+    except loader.RefError as exc:
+        raise ConfigError(f"{what}: {exc}") from None
 
 
 def _load_env(base: Path, env: Any) -> None:

@@ -212,3 +212,18 @@ def test_input_limits_say_what_is_too_big_and_what_to_do() -> None:
         limits.check({"a": [[[1]]]}, "the input")
     with pytest.raises(InputLimitError, match="bytes as JSON; the limit is 100"):
         limits.check("x" * 200, "the resume value")
+
+
+def test_graphrun_classes_stored_under_their_old_module_still_decode() -> None:
+    """Task, Thread and Checkpoint lived in graphrun.engine: data stored then names them
+    `graphrun.engine:...`, and decodes to today's classes; other paths stay refused."""
+    from graphrun.checkpoint import Task
+
+    task = Task(id="t1", name="n", path=("__pregel_pull", "n"), triggers=("a",),
+                input={"x": 1}, ns="n:t1", step=2)
+    stored = dumps(task)
+    assert stored["cls"] == "graphrun.checkpoint:Task"
+    old = {**stored, "cls": "graphrun.engine:Task"}
+    assert loads(old) == task
+    with pytest.raises(UndeclaredTypeError):
+        loads({**stored, "cls": "graphrun.engine:Run"})
