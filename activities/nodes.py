@@ -16,14 +16,12 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from graphrun import cache as caching
-from graphrun import registry, relay, serde, state, stream
-from graphrun.channels import MISSING
-from graphrun.checkpoint import TaskCall
+from graphrun import payloads, registry, relay, serde, state, stream
 from graphrun.errors import UndeclaredTypeError
 from graphrun.factory import FactoryError, GraphFactory
 from graphrun.payloads import NodeCall, NodeResult, UpdateCall
 from graphrun.runner import CALLS_INLINE, HEARTBEAT, arun_task, handle_error, node_writes, run_task
-from graphrun.types import PUSH, matching_policy
+from graphrun.types import matching_policy
 
 
 def _refuse(what: str, exc: Exception) -> ApplicationError:
@@ -58,20 +56,11 @@ async def run_node(call: NodeCall) -> NodeResult:
     types = spec.types  # decoding builds the graph's declared classes and nothing else
     try:
         kind = (call.task.get("path") or [""])[0]
-        task_call = TaskCall(
-            task=serde.task_from_wire(call.task, call.node,
-                                      spec.usual_triggers(call.node, kind), types),
-            resume=serde.loads(call.resume, types),
-            null_resume=(serde.loads(call.null_resume, types) if call.has_null_resume
-                         else MISSING),
-            nested=serde.loads(call.nested, types), context=serde.loads(call.context, types),
-            messages=call.messages, messages_v2=call.messages_v2, debug=call.debug,
-            checkpoint_id=call.checkpoint_id,
-            attempt=activity.info().attempt,
-            first_attempt_time=activity.info().scheduled_time.timestamp(),
-            calls=serde.loads(call.calls, types), target=list(call.target),
-            subgraph_checkpoints=dict(call.subgraph_checkpoints),
-            remaining_steps=25 if call.remaining_steps is None else call.remaining_steps)
+        task_call = payloads.task_call(
+            call, serde.task_from_wire(call.task, call.node,
+                                       spec.usual_triggers(call.node, kind), types),
+            types, attempt=activity.info().attempt,
+            first_attempt_time=activity.info().scheduled_time.timestamp())
         if call.state_by_query:
             task_call = dataclasses.replace(task_call, task=dataclasses.replace(
                 task_call.task, state=await _task_state(task_call.task.id, types)))
@@ -153,16 +142,7 @@ async def run_node(call: NodeCall) -> NodeResult:
         raise ApplicationError(named["message"], type=named["type"],
                                non_retryable=not retry) from error
     try:  # what the workflow could not read back is refused here, where it is written
-        out = NodeResult(  # writes as [channel, value] pairs; the workflow reads no more
-            writes=[[c, serde.dumps(v, types)] for c, v in result.writes],
-            interrupts=[serde.interrupt_to_json(i) for i in result.interrupts],
-            resume=serde.dumps(result.resume, types), nested=serde.dumps(result.nested, types),
-            invalid_resume=result.invalid_resume, custom=serde.dumps(result.custom, types),
-            paused=result.paused,
-            sub_events=serde.dumps(result.sub_events, types) if call.stream else [],
-            awaiting=[{"name": t.name, **serde.task_to_wire(t, (PUSH,))}
-                      for t in result.awaiting],
-            took_null_resume=result.took_null_resume, cached=result.cached)
+        out = payloads.node_result(result, types, stream=call.stream)
     except (UndeclaredTypeError, TypeError) as exc:
         raise _refuse(f"node '{call.node}' wrote a value it cannot store", exc) from None
     await caching.aput_json(cache, key, result, out.writes)

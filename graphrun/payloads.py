@@ -11,10 +11,17 @@ that were set, and `_Wire` sets only those that differ from their defaults).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from temporalio.contrib.workflow_streams import WorkflowStreamState
+
+from graphrun import serde
+from graphrun.channels import MISSING
+from graphrun.checkpoint import Task, TaskCall, TaskResult
+from graphrun.declared import DeclaredTypes
+from graphrun.types import PUSH
 
 
 class _Wire(BaseModel):
@@ -84,6 +91,68 @@ class NodeResult(_Wire):
     awaiting: list[dict[str, Any]] = []  # @task calls to run before the task runs again
     took_null_resume: bool = False  # a call used the run's single answer
     cached: bool = False  # the writes came from the worker's cache: no node code ran
+
+
+# -- a task across the activity boundary: TaskCall -> NodeCall -> TaskCall, TaskResult ->
+# NodeResult -> TaskResult, written once each (a field of TaskCall or TaskResult that
+# crosses is added here and in the model above).
+def node_call(call: TaskCall, task: dict[str, Any], *, counts_steps: bool,
+              **where: Any) -> NodeCall:
+    """The node activity's input for `call`: `task` is its task as the wire has it
+    (serde.task_to_wire), `where` the fields that say where it runs and how it streams."""
+    return NodeCall(
+        task=task, resume=serde.dumps(call.resume),
+        null_resume=serde.dumps(None if call.null_resume is MISSING else call.null_resume),
+        has_null_resume=call.null_resume is not MISSING, nested=serde.dumps(call.nested),
+        context=serde.dumps(call.context), messages=call.messages,
+        messages_v2=call.messages_v2, debug=call.debug, checkpoint_id=call.checkpoint_id,
+        calls=serde.dumps(call.calls), target=call.target,
+        subgraph_checkpoints=call.subgraph_checkpoints,
+        remaining_steps=call.remaining_steps if counts_steps else None, **where)
+
+
+def task_call(call: NodeCall, task: Task, types: DeclaredTypes, *, attempt: int,
+              first_attempt_time: float | None) -> TaskCall:
+    """The TaskCall a node activity runs, decoded into the graph's declared `types`."""
+    return TaskCall(
+        task=task, resume=serde.loads(call.resume, types),
+        null_resume=(serde.loads(call.null_resume, types) if call.has_null_resume
+                     else MISSING),
+        nested=serde.loads(call.nested, types), context=serde.loads(call.context, types),
+        messages=call.messages, messages_v2=call.messages_v2, debug=call.debug,
+        checkpoint_id=call.checkpoint_id, attempt=attempt,
+        first_attempt_time=first_attempt_time, calls=serde.loads(call.calls, types),
+        target=list(call.target), subgraph_checkpoints=dict(call.subgraph_checkpoints),
+        remaining_steps=25 if call.remaining_steps is None else call.remaining_steps)
+
+
+def node_result(result: TaskResult, types: DeclaredTypes, *, stream: bool) -> NodeResult:
+    """The node activity's output for `result` (its subgraphs' chunks only when the caller
+    streams). Raises what serde refuses to store."""
+    return NodeResult(  # writes as [channel, value] pairs; the workflow reads no more
+        writes=[[c, serde.dumps(v, types)] for c, v in result.writes],
+        interrupts=[serde.interrupt_to_json(i) for i in result.interrupts],
+        resume=serde.dumps(result.resume, types), nested=serde.dumps(result.nested, types),
+        invalid_resume=result.invalid_resume, custom=serde.dumps(result.custom, types),
+        paused=result.paused,
+        sub_events=serde.dumps(result.sub_events, types) if stream else [],
+        awaiting=[{"name": t.name, **serde.task_to_wire(t, (PUSH,))}
+                  for t in result.awaiting],
+        took_null_resume=result.took_null_resume, cached=result.cached)
+
+
+def task_result(res: NodeResult, task_id: str, loads: Callable[..., Any]) -> TaskResult:
+    """The TaskResult of a node activity's output; `loads(data, decode=serde.loads)`
+    decodes into the graph's declared classes (the workflow's own decoder)."""
+    return TaskResult(
+        task_id=task_id, writes=[tuple(w) for w in loads(res.writes)],
+        update=loads(res.update),
+        interrupts=[loads(i, serde.interrupt_from_json) for i in res.interrupts],
+        resume=loads(res.resume), nested=loads(res.nested),
+        invalid_resume=res.invalid_resume, custom=loads(res.custom),
+        paused=res.paused, sub_events=[tuple(e) for e in loads(res.sub_events)],
+        awaiting=[serde.task_from_wire(d, str(d["name"]), (PUSH,)) for d in res.awaiting],
+        took_null_resume=res.took_null_resume, cached=res.cached)
 
 
 class UpdateCall(_Wire):

@@ -25,8 +25,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 from .metadata_update import MetadataUpdate
 
 with workflow.unsafe.imports_passed_through():
-    from graphrun import engine, lifetime, registry, serde, state, visibility
-    from graphrun.channels import MISSING
+    from graphrun import engine, lifetime, payloads, registry, serde, state, visibility
     from graphrun.details import current_details
     from graphrun.errors import (
         GraphNotFoundError,
@@ -39,7 +38,6 @@ with workflow.unsafe.imports_passed_through():
     from graphrun.limits import timed_out
     from graphrun.payloads import (
         InvokeRequest,
-        NodeCall,
         NodeResult,
         RunResult,
         StartRequest,
@@ -645,27 +643,17 @@ class GraphWorkflow(MetadataUpdate):
         shared = own.state
         if by_query:
             own = dataclasses.replace(own, state=None)
-        payload = NodeCall(
+        payload = payloads.node_call(
+            call, serde.task_to_wire(own, self._spec.usual_triggers(own.name, own.path[0])),
+            counts_steps=self._spec.counts_steps,
             graph=self._req.graph, node=own.name,
             thread_id=self._thread.thread_id, state_by_query=by_query,
-            task=serde.task_to_wire(own, self._spec.usual_triggers(own.name, own.path[0])),
-            resume=serde.dumps(call.resume),
-            null_resume=serde.dumps(None if call.null_resume is MISSING
-                                    else call.null_resume),
-            has_null_resume=call.null_resume is not MISSING,
             # The answers by id reach the subgraphs a task resumes; a task without any
             # has its own answer in `resume` already.
             resume_map=(serde.dumps(dict(run.resume_map)) if call.nested or call.calls
                         else {}),
-            nested=serde.dumps(call.nested),
-            config=_node_config(item.config),
-            context=serde.dumps(call.context), stream=item.stream, messages=call.messages,
-            messages_v2=call.messages_v2,
-            debug=call.debug,
-            checkpoint_id=call.checkpoint_id, calls=serde.dumps(call.calls),
-            target=call.target, stream_to=item.stream_to,
-            callbacks=item.callbacks, subgraph_checkpoints=call.subgraph_checkpoints,
-            remaining_steps=call.remaining_steps if self._spec.counts_steps else None)
+            config=_node_config(item.config), stream=item.stream, stream_to=item.stream_to,
+            callbacks=item.callbacks)
         if (too_big := self._oversized(payload, f"node '{task.name}' input")) is not None:
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
                                      error={"type": "PayloadTooLargeError", "message": too_big})
@@ -690,17 +678,7 @@ class GraphWorkflow(MetadataUpdate):
         finally:
             self._task_states.pop(own.id, None)
         try:
-            return engine.TaskResult(
-                task_id=task.id, writes=[tuple(w) for w in self._loads(res.writes)],
-                update=self._loads(res.update),
-                interrupts=[self._loads(i, serde.interrupt_from_json)
-                            for i in res.interrupts],
-                resume=self._loads(res.resume), nested=self._loads(res.nested),
-                invalid_resume=res.invalid_resume, custom=self._loads(res.custom),
-                paused=res.paused, sub_events=[tuple(e) for e in self._loads(res.sub_events)],
-                awaiting=[serde.task_from_wire(d, str(d["name"]), (PUSH,))
-                          for d in res.awaiting],
-                took_null_resume=res.took_null_resume, cached=res.cached)
+            return payloads.task_result(res, task.id, self._loads)
         except (UndeclaredTypeError, ValueError) as exc:  # never a workflow-task failure
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
                                      error={"type": type(exc).__name__, "message": str(exc)})
