@@ -501,7 +501,7 @@ async def thread_search(conn: HTTPConnection, body: Any, *, count: bool = False
 
 # -- runs ------------------------------------------------------------------------------------
 async def run(conn: HTTPConnection, run: Any) -> dict[str, Any]:
-    """`threads.create_run` for a run about to be sent (runs.py's `_Run`): the run's
+    """`threads.create_run` for a run about to be sent (runs.py's `NewRun`): the run's
     metadata as the handler leaves it, the thread's and the assistant's filters checked
     (404), a new thread created owned as the handler says; the keys the run's config
     carries (the user)."""

@@ -59,7 +59,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from graphrun import errors, serde, stream
 from graphrun.server import assistants, auth, runs, shapes
 from graphrun.server.context import Conflict, NotFound
-from graphrun.server.threads import _cfg, _is_record, describe
+from graphrun.server.threads import describe, is_record, thread_config
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["protocol"])
@@ -172,9 +172,9 @@ async def _input_respond(conn: HTTPConnection, thread_id: str, params: dict[str,
             raise ProtocolError("no_such_interrupt", f"Thread {thread_id!r} does not wait "
                                 f"at interrupt {iid!r:.80}; it waits at {sorted(pending)}.")
         resume[iid] = e.get("response")
-    records = await runs._records(server, thread_id)
+    records = await runs.run_records(server, thread_id)
     assistant_id = (records[-1].get("assistant_id") if records else None) or (
-        await runs._thread_graph(server, thread_id)).name
+        await runs.thread_graph(server, thread_id)).name
     body = runs.RunCreate(
         assistant_id=assistant_id, config=params.get("config"),
         metadata=params.get("metadata"), stream_mode=RUN_MODES,
@@ -187,7 +187,7 @@ async def _start(conn: HTTPConnection, thread_id: str, body: runs.RunCreate,
                  assistant: dict[str, Any]) -> tuple[dict[str, Any], int]:
     # Read before the run is sent: its events come after this, wherever they are read.
     seq = await _applied_through(conn, thread_id)
-    run = runs._Run(conn, thread_id, body, assistant)  # type: ignore[arg-type]
+    run = runs.NewRun(conn, thread_id, body, assistant)  # type: ignore[arg-type]
     await run.send(background=True, modes=RUN_MODES, **RUN_OPTIONS)
     return {"run_id": run.run_id}, seq
 
@@ -196,8 +196,8 @@ async def _state_get(conn: HTTPConnection, thread_id: str, params: dict[str, Any
                      ) -> tuple[dict[str, Any], int]:
     if params.get("namespace"):
         raise ProtocolError("no_such_namespace", "state.get reads the root namespace ([]).")
-    remote = await runs._thread_graph(conn.app.state.server, thread_id)
-    snap = await remote.aget_state(_cfg(thread_id))
+    remote = await runs.thread_graph(conn.app.state.server, thread_id)
+    snap = await remote.aget_state(thread_config(thread_id))
     values = shapes.jsonable(dict(snap.values or {}))
     keys = params.get("keys")
     if isinstance(keys, list):
@@ -242,10 +242,10 @@ async def _pending(server: Any, thread_id: str) -> list[Any]:
         desc = await describe(server.gc, thread_id)
     except NotFound:
         return []
-    if _is_record(desc):
+    if is_record(desc):
         return []
     remote = server.gc.graph(desc.typed_search_attributes.get(GRAPH_NAME) or "")
-    snap = await remote.aget_state(_cfg(thread_id))
+    snap = await remote.aget_state(thread_config(thread_id))
     return [i for t in snap.tasks for i in t.interrupts]
 
 
@@ -430,7 +430,7 @@ async def _latest(server: Any, thread_id: str) -> str | None:
         desc = await describe(server.gc, thread_id)
     except NotFound:
         return None
-    return None if _is_record(desc) else desc.run_id
+    return None if is_record(desc) else desc.run_id
 
 
 async def _position(server: Any, thread_id: str) -> tuple[str | None, int]:
@@ -598,7 +598,7 @@ class Feed:
             return  # a run is under way: its end will say
         try:
             paused = await _pending(self.server, self.thread_id)
-            records = await runs._records(self.server, self.thread_id) if paused else []
+            records = await runs.run_records(self.server, self.thread_id) if paused else []
             origin = await self.owner.origin(self.thread_id, self.wf_run or "")
         except Exception:  # no worker answers: the questions come with the next run
             log.warning("thread %s: its interrupts could not be read", self.thread_id,
@@ -767,7 +767,7 @@ class Feed:
         (the Python client's), the thread as it stands."""
         result = None
         with contextlib.suppress(NotFound):
-            result = await runs._outcome(self.server, self.thread_id, rid)
+            result = await runs.run_outcome(self.server, self.thread_id, rid)
         if result is not None:
             types = (await self._graph()).types
             return (result.status, result.error,
@@ -798,7 +798,7 @@ class Feed:
 
     async def _graph(self) -> Any:
         if self._remote is None:
-            self._remote = await runs._thread_graph(self.server, self.thread_id)
+            self._remote = await runs.thread_graph(self.server, self.thread_id)
         return self._remote
 
 

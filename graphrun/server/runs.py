@@ -32,7 +32,13 @@ from graphrun import serde, stream
 from graphrun.payloads import RunResult, ThreadResult
 from graphrun.server import assistants, auth, shapes, sse
 from graphrun.server.context import Conflict, NotFound
-from graphrun.server.threads import _cfg, _checkpoint, describe, metadata_of, thread_not_found
+from graphrun.server.threads import (
+    checkpoint_of,
+    describe,
+    metadata_of,
+    thread_config,
+    thread_not_found,
+)
 from graphrun.types import Command, Send
 
 router = APIRouter(tags=["runs"])
@@ -117,9 +123,9 @@ def _options(body: RunCreate) -> dict[str, Any]:
 
 def _config(body: RunCreate, thread_id: str) -> dict[str, Any]:
     config = dict(body.config or {})
-    at = _checkpoint(body.checkpoint_id, body.checkpoint)  # a subgraph's too
-    config["configurable"] = {**config.get("configurable", {}), **_cfg(thread_id, at)[
-        "configurable"]}
+    at = checkpoint_of(body.checkpoint_id, body.checkpoint)  # a subgraph's too
+    config["configurable"] = {**config.get("configurable", {}),
+                              **thread_config(thread_id, at)["configurable"]}
     return config
 
 
@@ -128,7 +134,7 @@ def _config(body: RunCreate, thread_id: str) -> dict[str, Any]:
 BACKGROUND_MODES = ["values", "updates", "custom"]
 
 
-class _Run:
+class NewRun:
     """One run about to be sent: its thread, id, assistant, and the body as graphrun's
     call (the assistant's config and context under the run's own)."""
 
@@ -156,7 +162,7 @@ class _Run:
         self._existing: list[WorkflowExecutionDescription | None] = []
 
     @classmethod
-    async def of(cls, request: Request, thread_id: str, body: RunCreate) -> _Run:
+    async def of(cls, request: Request, thread_id: str, body: RunCreate) -> NewRun:
         server = request.app.state.server
         return cls(request, thread_id, body, await assistants.resolve(server, body.assistant_id))
 
@@ -244,7 +250,7 @@ def _output(result: RunResult, remote: Any) -> Any:
 
 
 async def _wait(request: Request, thread_id: str, body: RunCreate) -> tuple[str, Any]:
-    run = await _Run.of(request, thread_id, body)
+    run = await NewRun.of(request, thread_id, body)
     await run.check_thread()
     result = await run.send(background=False)
     return run.run_id, _output(result, run.remote)
@@ -277,11 +283,11 @@ def _events(server: Any, thread_id: str, run_id: str, remote: Any, modes: list[s
     """The run's SSE events, read until the run's outcome is in."""
     asked = {MODES[m]: m for m in modes if m in MODES}
     return sse.events(server.gc, thread_id, run_id, remote.types, asked, subgraphs,
-                      outcome=_outcome(server, thread_id, run_id, record),
+                      outcome=run_outcome(server, thread_id, run_id, record),
                       from_offset=from_offset, ids=ids, graph=remote.name, input=input)
 
 
-async def _records(server: Any, thread_id: str) -> list[dict[str, Any]]:
+async def run_records(server: Any, thread_id: str) -> list[dict[str, Any]]:
     """The thread's run records: from its workflow, or from its last run's result."""
     desc = await describe(server.gc, thread_id)
     handle = server.gc.client.get_workflow_handle(server.gc.workflow_id(thread_id),
@@ -296,13 +302,13 @@ async def _records(server: Any, thread_id: str) -> list[dict[str, Any]]:
 
 
 async def _record(server: Any, thread_id: str, run_id: str) -> dict[str, Any]:
-    for r in await _records(server, thread_id):
+    for r in await run_records(server, thread_id):
         if r.get("run_id") == run_id:
             return r
     raise NotFound(f"Run {run_id!r} not found on thread {thread_id!r}.")
 
 
-async def _outcome(server: Any, thread_id: str, run_id: str,
+async def run_outcome(server: Any, thread_id: str, run_id: str,
                    record: dict[str, Any] | None = None) -> RunResult | None:
     """Wait for the run to end: its update's result (None if Temporal no longer has it)."""
     record = record or await _record(server, thread_id, run_id)
@@ -332,7 +338,7 @@ def _check_modes(body: RunCreate) -> None:
 async def _start_stream(request: Request, thread_id: str, body: RunCreate,
                         stateless: bool = False) -> Response:
     _check_modes(body)
-    run = await _Run.of(request, thread_id, body)
+    run = await NewRun.of(request, thread_id, body)
     await run.check_thread()
     await run.send(background=True, modes=run.modes)
 
@@ -377,7 +383,7 @@ async def create(thread_id: str, body: RunCreate, request: Request) -> Response:
 async def _create(request: Request, thread_id: str, body: RunCreate,
                   stateless: bool = False) -> Response:
     _check_modes(body)
-    run = await _Run.of(request, thread_id, body)
+    run = await NewRun.of(request, thread_id, body)
     await run.check_thread()
     # A stateless run's thread is deleted by its workflow once the run has ended, unless
     # on_completion says "keep" (as LangGraph's server).
@@ -441,7 +447,7 @@ async def cancel_many(body: RunsCancel, request: Request,
         chosen = {body.thread_id: set(body.run_ids)}
 
     async def on(thread_id: str, ids: set[str] | None) -> None:
-        records = await _records(server, thread_id)
+        records = await run_records(server, thread_id)
         if ids is not None and (missing := ids - {r.get("run_id") for r in records}):
             raise NotFound(f"Runs {sorted(missing)} not found on thread {thread_id!r}.")
         for r in records:
@@ -466,7 +472,7 @@ def _busy_threads(server: Any, owned: Any = None) -> str:
 async def list_runs(thread_id: str, request: Request, limit: int = 10, offset: int = 0,
                     status: str | None = None) -> list[dict[str, Any]]:
     await auth.thread(request, thread_id, "read")
-    records = await _records(request.app.state.server, thread_id)
+    records = await run_records(request.app.state.server, thread_id)
     rows = [r for r in reversed(records) if status is None or r.get("status") == status]
     return [shapes.run(r, thread_id) for r in rows[offset:offset + limit]]
 
@@ -482,10 +488,10 @@ async def join(thread_id: str, run_id: str, request: Request) -> Response:
     """Wait for the run to end; answers the thread's state then, as `wait` does."""
     server = request.app.state.server
     await auth.thread(request, thread_id, "read")
-    result = await _outcome(server, thread_id, run_id)
-    remote = await _thread_graph(server, thread_id)
+    result = await run_outcome(server, thread_id, run_id)
+    remote = await thread_graph(server, thread_id)
     if result is None or result.status == "cancelled":
-        snap = await remote.aget_state(_cfg(thread_id))
+        snap = await remote.aget_state(thread_config(thread_id))
         out = dict(snap.values or {})
         interrupts = [i for t in snap.tasks for i in t.interrupts]
         if interrupts:
@@ -494,7 +500,7 @@ async def join(thread_id: str, run_id: str, request: Request) -> Response:
     return JSONResponse(_output(result, remote))
 
 
-async def _thread_graph(server: Any, thread_id: str) -> Any:
+async def thread_graph(server: Any, thread_id: str) -> Any:
     from graphrun.client import GRAPH_NAME
 
     desc = await describe(server.gc, thread_id)
@@ -509,7 +515,7 @@ async def join_stream(thread_id: str, run_id: str, request: Request,
     server = request.app.state.server
     await auth.thread(request, thread_id, "read")
     record = await _record(server, thread_id, run_id)
-    remote = await _thread_graph(server, thread_id)
+    remote = await thread_graph(server, thread_id)
     last = request.headers.get("last-event-id")
     try:
         from_offset = int(last) + 1 if last is not None else None
@@ -547,7 +553,7 @@ async def join_thread(thread_id: str, request: Request,
     (the default) gives each run's own modes."""
     server = request.app.state.server
     await auth.thread(request, thread_id, "read")
-    remote = await _thread_graph(server, thread_id)
+    remote = await thread_graph(server, thread_id)
     last = request.headers.get("last-event-id")
     try:
         start = int(last) + 1 if last is not None else None
@@ -564,18 +570,18 @@ async def join_thread(thread_id: str, request: Request,
 
     # Runs over before the join are not streamed; every later one is, even one that ends
     # between two looks.
-    done = {r["run_id"] for r in await _records(server, thread_id)
+    done = {r["run_id"] for r in await run_records(server, thread_id)
             if r.get("status") not in ("pending", "running")}
 
     async def events() -> AsyncIterator[bytes]:
         nonlocal remote
         while True:
-            fresh = [r for r in await _records(server, thread_id) if r["run_id"] not in done]
+            fresh = [r for r in await run_records(server, thread_id) if r["run_id"] not in done]
             if not fresh:
                 await asyncio.sleep(THREAD_POLL)
                 continue
             if not remote.name:  # a thread made by POST /threads: its first run's graph
-                remote = await _thread_graph(server, thread_id)
+                remote = await thread_graph(server, thread_id)
             record = fresh[0]
             modes = asked or record.get("stream_mode") or [*MODES]
             async for event in _events(server, thread_id, record["run_id"], remote, modes,
@@ -603,7 +609,7 @@ async def cancel(thread_id: str, run_id: str, request: Request, wait: bool = Fal
     except WorkflowUpdateFailedError as exc:
         raise Conflict(f"Run {run_id!r} could not be cancelled: {exc.cause}") from exc
     if wait:
-        await _outcome(server, thread_id, run_id, record)
+        await run_outcome(server, thread_id, run_id, record)
         return Response(status_code=204)
     return Response(status_code=202)
 

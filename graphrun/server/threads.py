@@ -121,7 +121,7 @@ def thread_not_found(thread_id: str) -> NotFound:
     return NotFound(f"Thread with ID {thread_id} not found")
 
 
-def _is_record(run: WorkflowExecution) -> bool:
+def is_record(run: WorkflowExecution) -> bool:
     """A thread created by the API that has not run yet."""
     return run.workflow_type == THREAD_RECORD
 
@@ -147,7 +147,7 @@ def _graph_of(run: WorkflowExecution, metadata: Mapping[str, Any]) -> str | None
 
 def _graph_status(run: WorkflowExecution) -> str:
     """graphrun's GraphStatus of the thread (shapes.THREAD_STATUS maps it)."""
-    if _is_record(run):
+    if is_record(run):
         return "done"
     status = run.typed_search_attributes.get(GRAPH_STATUS) or "done"
     # The run closed before it said so (terminated, timed out): nothing runs.
@@ -195,7 +195,7 @@ async def read(server: Any, thread_id: str, *, listed: bool = False,
     if not listed:
         await _touch(server, desc)
     graph_id = _graph_of(desc, metadata)
-    snap = None if _is_record(desc) else await _snapshot(server, thread_id, graph_id, listed)
+    snap = None if is_record(desc) else await _snapshot(server, thread_id, graph_id, listed)
     shown = shapes.thread(thread_id, graph_id=graph_id, status=_graph_status(desc),
                           created_at=_created_at(desc), updated_at=_updated_at(desc), snap=snap)
     return {**shown, "metadata": metadata}
@@ -207,7 +207,7 @@ async def _snapshot(server: Any, thread_id: str, graph_id: str | None, listed: b
     for about half a minute: a listed thread gives up sooner, so a search stays quick."""
     try:
         snap: StateSnapshot = await asyncio.wait_for(
-            server.gc.graph(graph_id or "").aget_state(_cfg(thread_id)),
+            server.gc.graph(graph_id or "").aget_state(thread_config(thread_id)),
             LISTED_QUERY_TIMEOUT if listed else QUERY_TIMEOUT)
         return snap
     except (RPCError, TimeoutError, WorkflowQueryFailedError) as exc:
@@ -220,7 +220,8 @@ async def _snapshot(server: Any, thread_id: str, graph_id: str | None, listed: b
         raise
 
 
-def _cfg(thread_id: str, checkpoint: str | dict[str, Any] | None = None) -> dict[str, Any]:
+def thread_config(thread_id: str, checkpoint: str | dict[str, Any] | None = None
+                  ) -> dict[str, Any]:
     """A thread's config: at a checkpoint id, or at a checkpoint as the API names it (a
     subgraph's with its `checkpoint_ns` and `checkpoint_map`)."""
     conf: dict[str, Any] = {"thread_id": thread_id}
@@ -231,7 +232,7 @@ def _cfg(thread_id: str, checkpoint: str | dict[str, Any] | None = None) -> dict
     return {"configurable": conf}
 
 
-def _checkpoint(checkpoint_id: str | None, checkpoint: dict[str, Any] | None
+def checkpoint_of(checkpoint_id: str | None, checkpoint: dict[str, Any] | None
                 ) -> dict[str, Any]:
     """A body's `checkpoint` (a dict), with its `checkpoint_id` field over it."""
     return {**(checkpoint or {}), **({"checkpoint_id": checkpoint_id} if checkpoint_id
@@ -340,7 +341,7 @@ async def copy(thread_id: str, request: Request) -> dict[str, Any]:
     metadata = await metadata_of(source)
     new_id = str(uuid.uuid4())
     await auth.event(request, "threads", "create", {"thread_id": auth.as_id(new_id)})
-    if _is_record(source):
+    if is_record(source):
         await gc.create_thread(new_id, metadata=metadata)
         return await read(server, new_id)
     graph_id = _needs_graph(source, metadata)
@@ -384,7 +385,7 @@ async def prune(body: ThreadPrune, request: Request) -> dict[str, int]:
                 run = await describe(gc, thread_id)
             except NotFound:
                 return False
-            if _is_record(run) or run.status != WorkflowExecutionStatus.RUNNING:
+            if is_record(run) or run.status != WorkflowExecutionStatus.RUNNING:
                 return True  # nothing but its latest state to keep
             await gc.client.get_workflow_handle(run.id).execute_update(
                 "prune", "keep_latest")
@@ -475,7 +476,7 @@ Selected = Annotated[list[str] | None, Query()]
 # -- state ---------------------------------------------------------------------------------
 def _empty(thread_id: str) -> StateSnapshot:
     """The state of a thread that has not run yet."""
-    return StateSnapshot(values={}, next=(), config=_cfg(thread_id), metadata=None,
+    return StateSnapshot(values={}, next=(), config=thread_config(thread_id), metadata=None,
                          created_at=None, parent_config=None, tasks=())
 
 
@@ -511,10 +512,10 @@ async def _state(request: Request, thread_id: str, checkpoint: str | dict[str, A
     server = request.app.state.server
     await auth.thread(request, thread_id, "read")
     run = await describe(server.gc, thread_id)
-    if _is_record(run):
+    if is_record(run):
         return shapes.state(_empty(thread_id))
     remote = server.gc.graph(_graph_of(run, {}) or "")
-    return shapes.state(await remote.aget_state(_cfg(thread_id, checkpoint),
+    return shapes.state(await remote.aget_state(thread_config(thread_id, checkpoint),
                                                 subgraphs=subgraphs))
 
 
@@ -526,11 +527,11 @@ async def update_state(thread_id: str, body: StateUpdate, request: Request
     await auth.thread(request, thread_id, "read")
     run = await describe(server.gc, thread_id)
     # A thread not run yet takes its first state from its graph, which it must name.
-    graph_id = _needs_graph(run, await metadata_of(run)) if _is_record(run) else (
+    graph_id = _needs_graph(run, await metadata_of(run)) if is_record(run) else (
         _graph_of(run, {}) or "")
     remote = server.gc.graph(graph_id)
     config = await remote.aupdate_state(
-        _cfg(thread_id, _checkpoint(body.checkpoint_id, body.checkpoint)), body.values,
+        thread_config(thread_id, checkpoint_of(body.checkpoint_id, body.checkpoint)), body.values,
         body.as_node)
     return {"checkpoint": shapes.checkpoint(config)}
 
@@ -551,14 +552,14 @@ async def _history(request: Request, thread_id: str, q: HistoryQuery) -> list[di
     server = request.app.state.server
     await auth.thread(request, thread_id, "read")
     run = await describe(server.gc, thread_id)
-    if _is_record(run):
+    if is_record(run):
         return []
     remote = server.gc.graph(_graph_of(run, {}) or "")
     before = q.before.get("checkpoint_id") if isinstance(q.before, dict) else q.before
     out = []
     async for snap in remote.aget_state_history(
-            _cfg(thread_id, q.checkpoint), limit=None if q.metadata else q.limit,
-            before=_cfg(thread_id, before) if before else None):
+            thread_config(thread_id, q.checkpoint), limit=None if q.metadata else q.limit,
+            before=thread_config(thread_id, before) if before else None):
         if q.metadata and any((snap.metadata or {}).get(k) != v for k, v in q.metadata.items()):
             continue
         out.append(shapes.select_state(shapes.state(snap), q.select))
