@@ -78,10 +78,11 @@ async def _invoke(gc: GraphClient, graph_id: str, request: CronRunRequest,
         "thread_id"], "metadata": {}, "multitask_strategy": strategy, "stream_mode": []}
     remote = gc.graph(graph_id)
     try:
-        result = await remote._run(request.input, remote._merged(config), options,
-                                   record=record, webhook=request.payload.get("webhook") or "",
-                                   webhook_options=request.webhook_options,
-                                   multitask="" if strategy == "enqueue" else strategy)
+        result = await remote.run_thread(
+            request.input, remote._merged(config), options, record=record,
+            webhook=request.payload.get("webhook") or "",
+            webhook_options=request.webhook_options,
+            multitask="" if strategy == "enqueue" else strategy)
         remote.raise_failure(result)
     except GraphrunError as exc:  # the run failed (a node, a refused input): it is recorded
         return CronRunResult(thread_id="", status="error", error=f"{type(exc).__name__}: {exc}")

@@ -566,7 +566,8 @@ async def cmd_invoke(args: argparse.Namespace) -> int:
             result = await asyncio.wait_for(_stream_run(remote, payload, config, args),
                                             args.timeout)
         else:
-            result = await asyncio.wait_for(remote._run(payload, config, {}), args.timeout)
+            result = await asyncio.wait_for(remote.run_thread(payload, config, {}),
+                                            args.timeout)
     except TimeoutError:
         raise _no_worker(conn, f"graph {args.graph!r} did not pause or finish within "
                                f"{args.timeout:g}s") from None
@@ -582,7 +583,7 @@ async def _stream_run(remote: Any, payload: Any, config: dict[str, Any],
     from graphrun.payloads import RunResult
 
     modes = [m.strip() for m in args.stream.split(",") if m.strip()]
-    async for item in remote._live_run(payload, config, {"stream_mode": modes}, decode=untag):
+    async for item in remote.live_run(payload, config, {"stream_mode": modes}, decode=untag):
         if isinstance(item, RunResult):
             return item
         for out in stream_chunks([item], modes, False):

@@ -525,10 +525,15 @@ class RemoteGraph(RunnableGraph):
         self.gc.limits.check(data, what)
         return data
 
-    async def _run(self, input: Any, config: Mapping[str, Any] | None,
-                   options: Mapping[str, Any], **kw: Any) -> RunResult:
-        """`_run_once`, again once a thread record that was still completing has closed
-        (a thread the Server API created just before: its record takes no run).
+    async def run_thread(self, input: Any, config: Mapping[str, Any] | None,
+                         options: Mapping[str, Any], **kw: Any) -> RunResult:
+        """One run on the thread `config` names, as the CLI and the Server API send it
+        (`ainvoke` and `astream` do too): `input` (a Command to resume), `options` the
+        invocation's (stream_mode, interrupt_before, ...), `kw` how the run is sent
+        (`run_id`, `record` of the Server API, `background`, `stream`, `stream_to`,
+        `multitask`, `webhook`, ...). Its RunResult: values, interrupts, status.
+        Sent again once a thread record that was still completing has closed (a thread
+        the Server API created just before: its record takes no run).
 
         A caller that is cancelled while it waits (a cancelled `ainvoke`, an `astream`
         left early) cancels the run too: its node activities are asked to stop, and the
@@ -548,14 +553,14 @@ class RemoteGraph(RunnableGraph):
                         or (task is not None and task.cancelling())):
                     raise
                 if not kw.get("background"):
-                    await asyncio.shield(self._cancel_run(config, kw["run_id"]))
+                    await asyncio.shield(self.cancel_run(config, kw["run_id"]))
                 if isinstance(exc, asyncio.CancelledError):
                     raise
                 raise asyncio.CancelledError() from exc
             finish(result)
             return result
 
-    async def _cancel_run(self, config: Mapping[str, Any] | None, run_id: str) -> None:
+    async def cancel_run(self, config: Mapping[str, Any] | None, run_id: str) -> None:
         """Ask the thread to stop the run `run_id` (keeping what it wrote), if it still
         runs or waits its turn; nothing if it is over."""
         handle = self.gc.client.get_workflow_handle(self.gc.workflow_id(_thread_id(config)))
@@ -847,7 +852,7 @@ class RemoteGraph(RunnableGraph):
                                                         **options)]
         run = await self._start_callbacks(input, config)
         if run is None:
-            result = await self._run(input, config, options)
+            result = await self.run_thread(input, config, options)
         else:  # the callbacks hear the nodes' runs: read the run live
             async for item in self._heard(run, input, config, {**options, "stream_mode": []}):
                 result = item
@@ -871,7 +876,7 @@ class RemoteGraph(RunnableGraph):
         config = self._merged(config)
         options = {**options, "stream_mode": stream_mode}
         run = await self._start_callbacks(input, config)
-        items = (self._live_run(input, config, options) if run is None
+        items = (self.live_run(input, config, options) if run is None
                  else self._heard(run, input, config, options))
         async for item in items:
             if isinstance(item, RunResult):
@@ -911,12 +916,12 @@ class RemoteGraph(RunnableGraph):
 
     async def _heard(self, run: Any, input: Any, config: Mapping[str, Any] | None,
                      options: Mapping[str, Any]) -> AsyncIterator[Any]:
-        """`_live_run` with the nodes' callback events relayed to the graph's run `run`
+        """`live_run` with the nodes' callback events relayed to the graph's run `run`
         (graphrun.relay); ends it with the run's output, or its error."""
         replay = relay.Replay.under(run)
         relayed = {**options, "callbacks": "stream" if callbacks.streams(run) else "runs"}
         try:
-            async for item in self._live_run(input, config, relayed):
+            async for item in self.live_run(input, config, relayed):
                 if isinstance(item, RunResult):
                     self.raise_failure(item)
                     values = serde.loads(item.values, self.types)
@@ -933,7 +938,7 @@ class RemoteGraph(RunnableGraph):
             await run.aerror(exc)
             raise
 
-    async def _live_run(self, input: Any, config: Mapping[str, Any] | None,
+    async def live_run(self, input: Any, config: Mapping[str, Any] | None,
                         options: Mapping[str, Any], decode: Callable[[Any], Any] | None = None
                         ) -> AsyncIterator[Any]:
         """Each event of the run as it is published, then the run's RunResult. Events
@@ -941,7 +946,7 @@ class RemoteGraph(RunnableGraph):
         decode = decode or (lambda data: serde.loads(data, self.types))
         tid = _thread_id(config)
         wid = self.gc.workflow_id(tid)
-        start_run, start = await self._stream_end(wid)
+        start_run, start = await self.stream_end(wid)
         stream_id = uuid.uuid4().hex
         taken: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
@@ -949,8 +954,8 @@ class RemoteGraph(RunnableGraph):
             if not taken.done():
                 taken.set_result(run_id)
 
-        run = asyncio.create_task(self._run(input, config, options, stream=True,
-                                            stream_to=stream_id, accepted=accepted))
+        run = asyncio.create_task(self.run_thread(input, config, options, stream=True,
+                                                  stream_to=stream_id, accepted=accepted))
         try:
             waits: list[asyncio.Future[Any]] = [taken, run]
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
@@ -970,7 +975,7 @@ class RemoteGraph(RunnableGraph):
             yield tuple(event)
         yield result
 
-    async def _stream_end(self, wid: str) -> tuple[str | None, int]:
+    async def stream_end(self, wid: str) -> tuple[str | None, int]:
         """The running workflow's run id and the end of its live stream (0 if none)."""
         handle = self.gc.client.get_workflow_handle(wid)
         try:

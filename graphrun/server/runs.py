@@ -198,7 +198,7 @@ class NewRun:
         config["configurable"] = {"assistant_id": self.assistant_id, "graph_id": self.graph,
                                   "run_id": self.run_id, **config["configurable"],
                                   **self.headers, **user}
-        result: RunResult = await self.remote._run(
+        result: RunResult = await self.remote.run_thread(
             _input(b), config, options, stream=live,
             stream_to=self.run_id if live else "", run_id=self.run_id, record=record,
             multitask="" if b.multitask_strategy == "enqueue" else b.multitask_strategy,
@@ -523,7 +523,7 @@ async def join_stream(thread_id: str, run_id: str, request: Request,
         raise ValueError(f"Last-Event-ID must be an event id this API sent, not {last!r:.40}"
                          ) from None
     if from_offset is None:  # "from now on": the end of the log as it stands
-        end = await remote._stream_end(server.gc.workflow_id(thread_id))
+        end = await remote.stream_end(server.gc.workflow_id(thread_id))
         from_offset = end[1] if record.get("status") in ("pending", "running") else 0
     modes = stream_mode or record.get("stream_mode") or [*MODES]  # default: the run's own
 
@@ -561,7 +561,7 @@ async def join_thread(thread_id: str, request: Request,
         raise ValueError(f"Last-Event-ID must be an event id this API sent, not {last!r:.40}"
                          ) from None
     if start is None:
-        start = (await remote._stream_end(server.gc.workflow_id(thread_id)))[1]
+        start = (await remote.stream_end(server.gc.workflow_id(thread_id)))[1]
     asked = [m for m in stream_mode or () if m != "run_modes"]
     unknown = [m for m in asked if m not in MODES]
     if unknown:
