@@ -90,29 +90,29 @@ def plain(v: Any) -> Any:
     return repr(v)
 
 
-def _dump(v: Any, indent: int | None = 2) -> str:
+def dump_json(v: Any, indent: int | None = 2) -> str:
     return json.dumps(v, indent=indent, ensure_ascii=False, default=repr)
 
 
-def _one_line(v: Any) -> str:
+def one_line(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False, default=repr)
 
 
 # -- human output ---------------------------------------------------------------------
-def _format_values(values: Any) -> list[str]:
+def format_values(values: Any) -> list[str]:
     if isinstance(values, dict):
         if not values:
             return ["  (empty)"]
-        return [f"  {k}: {_one_line(v)}" for k, v in values.items()]
-    return [f"  {_one_line(values)}"]
+        return [f"  {k}: {one_line(v)}" for k, v in values.items()]
+    return [f"  {one_line(values)}"]
 
 
-def _format_questions(thread: str, interrupts: Sequence[Mapping[str, Any]]) -> list[str]:
+def format_questions(thread: str, interrupts: Sequence[Mapping[str, Any]]) -> list[str]:
     if not interrupts:
         return []
     lines = ["waiting for an answer:"]
     for i in interrupts:
-        lines.append(f"  [{i['id']}] {_one_line(i['value'])}")
+        lines.append(f"  [{i['id']}] {one_line(i['value'])}")
     if len(interrupts) == 1:
         lines.append(f"answer with: graphrun resume {thread} '<json>' --id {interrupts[0]['id']}")
     else:
@@ -120,7 +120,7 @@ def _format_questions(thread: str, interrupts: Sequence[Mapping[str, Any]]) -> l
     return lines
 
 
-def _format_state(thread: str, data: Mapping[str, Any]) -> list[str]:
+def format_state(thread: str, data: Mapping[str, Any]) -> list[str]:
     """`graphrun state`: a get_state query result as text."""
     meta = untag(data.get("metadata")) or {}
     ckpt = ((data.get("config") or {}).get("configurable") or {}).get("checkpoint_id")
@@ -128,20 +128,20 @@ def _format_state(thread: str, data: Mapping[str, Any]) -> list[str]:
     if ckpt:
         lines.append(f"checkpoint: {ckpt} (step {meta.get('step', '?')}, "
                      f"{data.get('created_at') or '?'})")
-    lines += ["values:", *_format_values(untag(data.get("values")))]
+    lines += ["values:", *format_values(untag(data.get("values")))]
     lines.append(f"next: {', '.join(data.get('next') or []) or '(none)'}")
     for t in data.get("tasks") or []:
         if t.get("error"):
             lines.append(f"failed: node {t['name']}: {t['error'].get('type')}: "
                          f"{t['error'].get('message')}")
-    lines += _format_questions(thread, [untag(i) for i in data.get("interrupts") or []])
+    lines += format_questions(thread, [untag(i) for i in data.get("interrupts") or []])
     refused = data.get("refused") or []
     if refused:
         lines.append(f"last refused resume: {refused[-1]}")
     return lines
 
 
-def _format_history(thread: str, items: Sequence[Mapping[str, Any]]) -> list[str]:
+def format_history(thread: str, items: Sequence[Mapping[str, Any]]) -> list[str]:
     """`graphrun history`: one line per checkpoint of a get_state_history result."""
     lines = []
     for item in items:
@@ -153,7 +153,7 @@ def _format_history(thread: str, items: Sequence[Mapping[str, Any]]) -> list[str
     return lines or [f"thread {thread} has no checkpoints"]
 
 
-def _format_threads(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+def format_threads(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """`graphrun threads`: the rows as a left-aligned table under a header."""
     if not rows:
         return ["no threads"]
@@ -165,6 +165,6 @@ def _format_threads(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             for row in [headers, *table]]
 
 
-def _print(lines: Sequence[str]) -> None:
+def print_lines(lines: Sequence[str]) -> None:
     sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()

@@ -301,11 +301,13 @@ async def aend_run(rm: Any, error: BaseException | None, output: Any, *,
         await rm.on_chain_error(error)
         return
     if stream:
-        await _tap(rm, output)
+        await tap_output(rm, output)
     await rm.on_chain_end(output)
 
 
-async def _tap(rm: Any, output: Any) -> None:
+async def tap_output(rm: Any, output: Any) -> None:
+    """Give a run's `output` to the streaming handlers (astream_events, astream_log)
+    among `rm`'s, as LangChain's streaming runnables do."""
     taps = [h for h in rm.handlers if isinstance(h, _StreamingCallbackHandler)]
     if not taps:
         return

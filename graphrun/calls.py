@@ -39,8 +39,8 @@ from graphrun.errors import (
 from graphrun.limits import alimited, current_slots, limited
 from graphrun.runner import (
     TaskContext,
-    _awaiting,
-    _within,
+    awaiting_calls,
+    run_within,
     task_config,
 )
 from graphrun.runtime import injected
@@ -261,7 +261,7 @@ async def _arun_call(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ..
 async def _timed(c: TaskContext, work: Awaitable[Any]) -> Any:
     """A call's work under its `@task(timeout=...)`, if it has one (as a node's)."""
     policy = TimeoutPolicy.from_data(c.call.task.timeout)
-    return await (work if policy is None else _within(work, policy, c.call.task.name, c))
+    return await (work if policy is None else run_within(work, policy, c.call.task.name, c))
 
 
 def _injecting(c: TaskContext, fn: Callable[..., Any], args: tuple[Any, ...],
@@ -359,7 +359,7 @@ def _enter(c: TaskContext, attempt: int, args: tuple[Any, ...], kwargs: dict[str
 def _done(c: TaskContext, out: Any) -> TaskResult:
     t = c.call.task
     if c.awaiting or c.target:
-        return _awaiting(c)
+        return awaiting_calls(c)
     if c.inline_calls:  # on Temporal the workflow streams a call's update
         c.sub_event(("updates", {t.name: out}))  # as it finishes, before its caller's
     result = TaskResult(task_id=t.id, writes=[(RETURN, out)], update=out,
@@ -376,7 +376,7 @@ def _outcome(c: TaskContext, exc: BaseException, retry: Sequence[RetryPolicy],
         return exc.run(), 0.0
     if isinstance(exc, CallsPending) or ((c.awaiting or c.target)
                                          and isinstance(exc, Exception)):
-        return _awaiting(c), 0.0
+        return awaiting_calls(c), 0.0
     if isinstance(exc, GraphInterrupt):
         return _record(c, TaskResult(task_id=t.id, interrupts=list(exc.interrupts),
                                      paused=True, resume=list(c.resume),

@@ -56,14 +56,14 @@ from typing import Any, NoReturn
 from graphrun import loader
 from graphrun._cli_format import CLIError as CLIError
 from graphrun._cli_format import (
-    _dump,
-    _format_history,
-    _format_questions,
-    _format_state,
-    _format_threads,
-    _format_values,
-    _one_line,
-    _print,
+    dump_json,
+    format_history,
+    format_questions,
+    format_state,
+    format_threads,
+    format_values,
+    one_line,
+    print_lines,
 )
 from graphrun._cli_format import parse_json_arg as parse_json_arg
 from graphrun._cli_format import plain as plain
@@ -588,8 +588,8 @@ async def _stream_run(remote: Any, payload: Any, config: dict[str, Any],
             return item
         for out in stream_chunks([item], modes, False):
             mode, chunk = out if len(modes) > 1 else (modes[0], out)
-            line = (_dump({"mode": mode, "chunk": chunk}, indent=None) if args.json
-                    else f"[{mode}] {_dump(chunk, indent=None)}")
+            line = (dump_json({"mode": mode, "chunk": chunk}, indent=None) if args.json
+                    else f"[{mode}] {dump_json(chunk, indent=None)}")
             print(line, flush=True)
     raise CLIError("the stream ended without the run's result")
 
@@ -612,15 +612,15 @@ async def _show_run(gc: Any, conn: Connection, args: argparse.Namespace, graph: 
     status = snap.get("status") or ("interrupted" if interrupts else "done")
     next_nodes = list(snap.get("next") or [])
     if args.json:
-        _print([_dump({"thread_id": args.thread, "graph": graph, "status": status,
+        print_lines([dump_json({"thread_id": args.thread, "graph": graph, "status": status,
                        "values": values, "next": next_nodes, "interrupts": interrupts})])
         return 0
     lines = [f"thread {args.thread}{f' ({graph})' if graph else ''}: {status}", "values:",
-             *_format_values(values)]
+             *format_values(values)]
     if next_nodes:
         lines.append(f"next: {', '.join(next_nodes)}")
-    lines += _format_questions(args.thread, interrupts)
-    _print(lines)
+    lines += format_questions(args.thread, interrupts)
+    print_lines(lines)
     return 0
 
 
@@ -656,7 +656,7 @@ async def cmd_resume(args: argparse.Namespace) -> int:
 
     from graphrun import errors, serde
     from graphrun.checkpoint import is_interrupt_id
-    from graphrun.client import _translate
+    from graphrun.client import as_graphrun_error
     from graphrun.payloads import InvokeRequest, RunResult
     from graphrun.types import Command
 
@@ -676,7 +676,7 @@ async def cmd_resume(args: argparse.Namespace) -> int:
                 if _is_not_found(exc):  # a signal to a finished workflow too
                     raise _unknown_thread(args.thread, conn) from exc
                 raise
-            _print([f"sent thread {args.thread} the answer{target} {_one_line(value)} "
+            print_lines([f"sent thread {args.thread} the answer{target} {one_line(value)} "
                     f"(not checked: `graphrun state {args.thread}` shows a refusal)"])
             return 0
         # Answer through the `invoke` update, as RemoteGraph does: the thread accepts the
@@ -691,7 +691,7 @@ async def cmd_resume(args: argparse.Namespace) -> int:
             result = await asyncio.wait_for(
                 handle.execute_update("invoke", req, result_type=RunResult), args.timeout)
         except WorkflowUpdateFailedError as exc:
-            raise _translate(exc) from exc
+            raise as_graphrun_error(exc) from exc
         except TimeoutError:
             raise _no_worker(conn, f"thread {args.thread!r} did not pause or finish within "
                                    f"{args.timeout:g}s") from None
@@ -709,9 +709,9 @@ async def cmd_state(args: argparse.Namespace) -> int:
     gc = await _connect(conn)
     data = await _query(gc, conn, args.thread, "get_state", None)
     if args.json:
-        _print([_dump(data)])
+        print_lines([dump_json(data)])
         return 0
-    _print(_format_state(args.thread, data))
+    print_lines(format_state(args.thread, data))
     return 0
 
 
@@ -720,9 +720,9 @@ async def cmd_history(args: argparse.Namespace) -> int:
     gc = await _connect(conn)
     items = await _query(gc, conn, args.thread, "get_state_history", args.limit, None)
     if args.json:
-        _print([_dump(items)])
+        print_lines([dump_json(items)])
         return 0
-    _print(_format_history(args.thread, items))
+    print_lines(format_history(args.thread, items))
     return 0
 
 
@@ -741,9 +741,9 @@ async def cmd_threads(args: argparse.Namespace) -> int:
     rows = [{"thread_id": t.thread_id, "graph": t.graph, "status": t.status,
              "workflow_status": t.workflow_status} for t in threads]
     if args.json:
-        _print([_dump(rows)])
+        print_lines([dump_json(rows)])
         return 0
-    _print(_format_threads(rows))
+    print_lines(format_threads(rows))
     return 0
 
 
@@ -751,7 +751,7 @@ async def cmd_delete(args: argparse.Namespace) -> int:
     gc = await _connect(_connection(args))
     if not await gc.delete_thread(args.thread):
         raise CLIError(f"no thread {args.thread!r} to delete")
-    _print([f"deleted thread {args.thread}"])
+    print_lines([f"deleted thread {args.thread}"])
     return 0
 
 
@@ -759,9 +759,9 @@ async def cmd_migrate(args: argparse.Namespace) -> int:
     gc = await _connect(_connection(args))
     reopened = await gc.migrate()
     if args.json:
-        _print([_dump(reopened)])
+        print_lines([dump_json(reopened)])
         return 0
-    _print([*(f"reopened {t}" for t in reopened),
+    print_lines([*(f"reopened {t}" for t in reopened),
             f"{len(reopened)} thread(s) reopened; every thread is now an open workflow"])
     return 0
 
@@ -811,7 +811,7 @@ async def cmd_graph(args: argparse.Namespace) -> int:
             raise CLIError(f"{exc} (or use the default --format mermaid)") from exc
     else:
         text = drawing.draw_mermaid()
-    _print([text.rstrip("\n")])
+    print_lines([text.rstrip("\n")])
     return 0
 
 
@@ -1030,7 +1030,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
                     store=load_store(args.store) if args.store else None,
                     check_search_attributes=False,  # checked just above
                     **options)
-    _print([f"graphrun serve on http://{args.host}:{args.port} (Temporal {conn.address}, "
+    print_lines([f"graphrun serve on http://{args.host}:{args.port} (Temporal {conn.address}, "
             f"task queue {conn.task_queue})",
             f"graphs: {', '.join(sorted(_served(graphs)))}", *_unserved_lines(graphs),
             "the graphs run on workers: graphrun worker --config/--graph", *notes])
@@ -1093,7 +1093,7 @@ async def cmd_setup(args: argparse.Namespace) -> int:
                      f"threads of earlier graphrun versions, runs continued as new, deleted "
                      f"threads' closed runs) are kept only that long; `graphrun setup "
                      f"--retention 30` keeps them 30 days")
-    _print(lines)
+    print_lines(lines)
     missing = [f"{name} ({SEARCH_ATTRIBUTES[name]})" for name, st in state.items()
                if st == "missing"]
     if missing:
@@ -1114,7 +1114,7 @@ async def cmd_worker(args: argparse.Namespace) -> int:
     stop = _stop_event()
     gc = await _connect(conn)
     await _require_setup(gc)
-    _print([f"graphrun worker on {conn.address} (namespace {conn.namespace}, task queue "
+    print_lines([f"graphrun worker on {conn.address} (namespace {conn.namespace}, task queue "
             f"{conn.task_queue})", f"serving graphs: {', '.join(sorted(graphs))}",
             *_unserved_lines(loaded),
             _encryption_line(conn.encryption), _storage_line(conn.payload_dir),
@@ -1123,7 +1123,7 @@ async def cmd_worker(args: argparse.Namespace) -> int:
             *([f"cache: {args.cache}"] if cache is not None else []), "ready; Ctrl-C to stop"])
     await _serve(gc.client, graphs, conn.task_queue, stop, metrics=bool(conn.metrics_bind),
                  store=store, cache=cache, max_cached_workflows=args.max_cached_workflows)
-    _print(["worker stopped"])
+    print_lines(["worker stopped"])
     return 0
 
 
@@ -1212,7 +1212,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
         api = None if args.no_api else _api(gc, graphs, args.api_port, lines, store=store,
                                             **options)
         lines.append("ready; Ctrl-C to stop")
-        _print(lines)
+        print_lines(lines)
         sweeper = store.start_ttl_sweeper if built and store is not None else None
         if sweeper is not None:
             await sweeper()  # store.ttl.sweep_interval_minutes
@@ -1230,7 +1230,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
                 await asyncio.gather(api[1], return_exceptions=True)
     finally:
         await asyncio.to_thread(server.stop)
-    _print(["stopped"])
+    print_lines(["stopped"])
     return 0
 
 
@@ -1312,14 +1312,14 @@ async def cmd_codec_server(args: argparse.Namespace) -> int:
                        f"(try --port)") from exc
     stop = _stop_event()
     with server:
-        _print([f"codec server: {server.url} (POST /encode, /decode)",
+        print_lines([f"codec server: {server.url} (POST /encode, /decode)",
                 f"keys: {list(keys)} (encrypts with {next(iter(keys))!r})",
                 f"CORS origins: {', '.join(origins)}",
                 f"token: {'required' if token else 'none (set --token or ' + TOKEN_ENV + ')'}",
                 f"use: temporal server start-dev --ui-codec-endpoint {server.url}",
                 "ready; Ctrl-C to stop"])
         await stop.wait()
-    _print(["stopped"])
+    print_lines(["stopped"])
     return 0
 
 

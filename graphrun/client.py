@@ -180,7 +180,9 @@ _ERRORS: dict[str, type[Exception]] = {
 }
 
 
-def _translate(exc: BaseException) -> BaseException:
+def as_graphrun_error(exc: BaseException) -> BaseException:
+    """The graphrun error a workflow's refusal (an update's ApplicationError) stands for,
+    by its type name; `exc` itself when it is no such refusal."""
     cause = exc.cause if isinstance(exc, WorkflowUpdateFailedError) else exc
     if isinstance(cause, ApplicationError):
         cls = _ERRORS.get(cause.type or "", errors.GraphrunError)
@@ -691,7 +693,7 @@ class RemoteGraph(RunnableGraph):
         except WorkflowUpdateFailedError as exc:
             if _unhandled(exc):
                 raise _RecordOpen() from exc
-            raise _translate(exc) from exc
+            raise as_graphrun_error(exc) from exc
 
     def _memo(self, metadata: Mapping[str, Any], record: Mapping[str, Any] | None
               ) -> dict[str, Any]:
@@ -846,7 +848,7 @@ class RemoteGraph(RunnableGraph):
 
         Takes `interrupt_before=` / `interrupt_after=` like the compiled graph, and
         `version="v2"` (a `GraphOutput`)."""
-        config = self._merged(config)
+        config = self.merged_config(config)
         if options.get("stream_mode", "values") != "values":  # its chunks, as LangGraph's
             return [part async for part in self.astream(input, config, version=version,
                                                         **options)]
@@ -873,7 +875,7 @@ class RemoteGraph(RunnableGraph):
         """The run's chunks as the workflow and its nodes make them (a live stream;
         see graphrun.stream). A failed run raises once its chunks are out.
         `version="v2"` yields LangGraph's `StreamPart` dicts."""
-        config = self._merged(config)
+        config = self.merged_config(config)
         options = {**options, "stream_mode": stream_mode}
         run = await self._start_callbacks(input, config)
         items = (self.live_run(input, config, options) if run is None
@@ -1085,7 +1087,7 @@ class RemoteGraph(RunnableGraph):
         except WorkflowUpdateFailedError as exc:
             if _unhandled(exc):
                 raise _RecordOpen() from exc
-            raise _translate(exc) from exc
+            raise as_graphrun_error(exc) from exc
         if isinstance(new_id, dict):
             return new_id
         return {"configurable": {"thread_id": tid, "checkpoint_ns": "", "checkpoint_id": new_id}}

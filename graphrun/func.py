@@ -42,10 +42,10 @@ from graphrun.calls import TaskFuture, call_task
 from graphrun.channels import EphemeralValue, LastValue, Topic
 from graphrun.graph import (
     StateGraph,
-    _activity_timeout,
-    _heartbeat_timeout,
-    _is_async,
+    activity_timeout_of,
     coerce_timeout,
+    heartbeat_timeout_of,
+    is_async_callable,
 )
 from graphrun.local import CompiledStateGraph
 from graphrun.spec import ROOT, GraphSpec, NodeSpec, declared_types
@@ -118,7 +118,7 @@ def task(__func: Callable[..., Any] | None = None, *, name: str | None = None,
 
 def _async_for_timeout(fn: Any, timeout: TimeoutPolicy | None, kind: str,
                        name: str | None) -> None:
-    if timeout is not None and not _is_async(fn):
+    if timeout is not None and not is_async_callable(fn):
         raise ValueError(
             f"{kind} '{name or _name_of(fn)}': timeouts are only supported for async nodes "
             f"(a sync function cannot be cancelled). Make it async, or drop the timeout.")
@@ -182,8 +182,8 @@ class entrypoint:
                                  cache_policy=self.cache_policy)
         if self.timeout is not None:  # as add_node(timeout=...): on Temporal, the activity's
             spec = dataclasses.replace(spec, nodes={n: dataclasses.replace(
-                node, timeout_policy=self.timeout, timeout=_activity_timeout(self.timeout),
-                heartbeat_timeout=_heartbeat_timeout(self.timeout))
+                node, timeout_policy=self.timeout, timeout=activity_timeout_of(self.timeout),
+                heartbeat_timeout=heartbeat_timeout_of(self.timeout))
                 for n, node in spec.nodes.items()})
         if self.checkpointer not in (None, True, False) and not callable(
                 getattr(self.checkpointer, "thread", None)):

@@ -33,7 +33,7 @@ from graphrun.types import END, START, RetryPolicy, TimeoutPolicy
 Reducer = Callable[[Any, Any], Any]
 
 
-def _activity_timeout(timeout: Any) -> timedelta | None:
+def activity_timeout_of(timeout: Any) -> timedelta | None:
     """On Temporal: the start-to-close timeout (a timedelta is only that, as before)."""
     if isinstance(timeout, TimeoutPolicy):
         run = timeout.seconds()[0]
@@ -59,7 +59,8 @@ def coerce_timeout(timeout: float | timedelta | TimeoutPolicy | None) -> Timeout
     return TimeoutPolicy(run_timeout=timeout)
 
 
-def _heartbeat_timeout(timeout: Any) -> timedelta | None:
+def heartbeat_timeout_of(timeout: Any) -> timedelta | None:
+    """On Temporal: the heartbeat timeout a TimeoutPolicy's idle limit asks for."""
     idle = timeout.seconds()[1] if isinstance(timeout, TimeoutPolicy) else None
     return timedelta(seconds=idle) if idle else None
 
@@ -92,7 +93,8 @@ def _destinations(given: Any) -> tuple[tuple[str, str | None], ...]:
     return tuple((str(d), None) for d in given or ())
 
 
-def _is_async(fn: Callable[..., Any]) -> bool:
+def is_async_callable(fn: Callable[..., Any]) -> bool:
+    """A coroutine function, or an object whose `__call__` is one."""
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None))  # noqa: B004 - an object with async __call__
 
@@ -231,11 +233,11 @@ class StateGraph:
             name=node, fn=action, retry_policy=policies, metadata=dict(metadata or {}),
             input_schema=input_schema,
             input_keys=tuple(state_fields(input_schema)) if input_schema else None,
-            timeout=_activity_timeout(timeout), local=local,
-            heartbeat_timeout=heartbeat_timeout or _heartbeat_timeout(timeout),
+            timeout=activity_timeout_of(timeout), local=local,
+            heartbeat_timeout=heartbeat_timeout or heartbeat_timeout_of(timeout),
             timeout_policy=_policy(timeout), error_handler=kwargs.get("error_handler"),
             injects=() if is_sub else injected(action),
-            is_async=False if is_sub else _is_async(action), is_subgraph=is_sub,
+            is_async=False if is_sub else is_async_callable(action), is_subgraph=is_sub,
             defer=bool(kwargs.get("defer")), reads_state=getattr(action, "reads_state", False),
             afn=getattr(action, "afn", None), cache_policy=kwargs.get("cache_policy"),
             destinations=_destinations(kwargs.get("destinations")),
@@ -280,8 +282,8 @@ class StateGraph:
                 changes["cache_policy"] = d["cache_policy"]
             if "timeout" in d and spec.timeout_policy is None and spec.timeout is None:
                 t = d["timeout"]
-                changes.update(timeout=_activity_timeout(t), timeout_policy=_policy(t),
-                               heartbeat_timeout=spec.heartbeat_timeout or _heartbeat_timeout(t))
+                changes.update(timeout=activity_timeout_of(t), timeout_policy=_policy(t),
+                               heartbeat_timeout=spec.heartbeat_timeout or heartbeat_timeout_of(t))
             out[name] = dataclasses.replace(spec, **changes) if changes else spec
         return out
 

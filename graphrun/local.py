@@ -417,7 +417,7 @@ class CompiledStateGraph(RunnableGraph):
         other than "values": the list of v2 stream parts), as LangGraph's; with such a
         `stream_mode` in v1, the list of its chunks.
         """
-        config = self._merged(config)
+        config = self.merged_config(config)
         if options.get("stream_mode", "values") != "values":
             return list(self.stream(input, config, version=version, **options))
         if self._nests(config):
@@ -442,7 +442,7 @@ class CompiledStateGraph(RunnableGraph):
 
     async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None, *,
                       version: str = "v1", **options: Any) -> Any:
-        config = self._merged(config)
+        config = self.merged_config(config)
         if options.get("stream_mode", "values") != "values":  # its chunks, as LangGraph's
             return [part async for part in self.astream(input, config, version=version,
                                                         **options)]
@@ -478,7 +478,7 @@ class CompiledStateGraph(RunnableGraph):
         `subgraphs=True` puts the namespace first (() for this graph's own chunks).
         `version="v2"` yields LangGraph's `StreamPart` dicts instead:
         `{"type": mode, "ns": namespace, "data": chunk}`."""
-        config = self._merged(config)
+        config = self.merged_config(config)
         chunks = self._chunker(stream_mode, subgraphs, version)
         if self._nests(config):  # called inside a node: a subgraph of its task
             yield from self._stream_nested(input, config, stream_mode, chunks)
@@ -501,7 +501,7 @@ class CompiledStateGraph(RunnableGraph):
     async def astream(self, input: Any, config: Mapping[str, Any] | None = None, *,
                       stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
                       version: str = "v1", **options: Any) -> AsyncIterator[Any]:
-        config = self._merged(config)
+        config = self.merged_config(config)
         chunks = self._chunker(stream_mode, subgraphs, version)
         if self._nests(config):  # called inside a node: a subgraph of its task
             async for chunk in self._astream_nested(input, config, stream_mode, chunks):
@@ -698,7 +698,7 @@ class CompiledStateGraph(RunnableGraph):
 
     # -- reading and writing state -----------------------------------------------
     def get_state(self, config: Mapping[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
-        config = self._merged(config)
+        config = self.merged_config(config)
         thread = self._thread(config, required=True)
         # A subgraph's config (checkpoint_ns "node:<task id>") names its own thread.
         with merging_thread(_thread_id(config)):
@@ -719,7 +719,7 @@ class CompiledStateGraph(RunnableGraph):
                           before: Mapping[str, Any] | None = None, **_: Any
                           ) -> Iterator[StateSnapshot]:
         """Snapshots newest first."""
-        config = self._merged(config)
+        config = self.merged_config(config)
         root = self._thread(config, required=True)
         spec, thread, _head, ns, parents = state.locate(
             self.spec, root, {**(config.get("configurable") or {}), "checkpoint_id": None})
@@ -742,7 +742,7 @@ class CompiledStateGraph(RunnableGraph):
     def update_state(self, config: Mapping[str, Any], values: Any, as_node: str | None = None
                      ) -> dict[str, Any]:
         """Write `values` as if `as_node` had returned them; returns the new config."""
-        config = self._merged(config)
+        config = self.merged_config(config)
         return self._update(config, lambda spec, thread, checkpoint: state.update_state(
             spec, thread, values, as_node, clock=_now, checkpoint=checkpoint,
             node_writes=self._node_writes, config=config))
@@ -771,7 +771,7 @@ class CompiledStateGraph(RunnableGraph):
     def bulk_update_state(self, config: Mapping[str, Any],
                           supersteps: Sequence[Sequence[Any]]) -> dict[str, Any]:
         """Apply `StateUpdate(values, as_node)`s: each inner list is one step (checkpoint)."""
-        config = self._merged(config)
+        config = self.merged_config(config)
         return self._update(config, lambda spec, thread, checkpoint: state.bulk_update_state(
             spec, thread, supersteps, clock=_now, checkpoint=checkpoint,
             node_writes=self._node_writes, config=config))

@@ -26,7 +26,7 @@ from typing import Any
 from uuid import UUID
 
 from graphrun import serde
-from graphrun.callbacks import AVAILABLE, GraphRun, _tap
+from graphrun.callbacks import AVAILABLE, GraphRun, tap_output
 from graphrun.declared import DeclaredTypes
 from graphrun.errors import GraphInterrupt, NodeFailedError
 from graphrun.stream import EVENTS
@@ -263,13 +263,13 @@ class Replay:
         if event["kind"] != "custom_event":
             kwargs["parent_run_id"] = self._id(event.get("parent_run_id"))
         if event["kind"] == "chain_stream":
-            await _tap(_Run(run_id, self.handlers), positional[0])
+            await tap_output(_Run(run_id, self.handlers), positional[0])
             return
         await ahandle_event(self.handlers, method, ignore, *positional, **kwargs)
 
 
 class _Run:
-    """What `_tap` needs of a run manager."""
+    """What `tap_output` needs of a run manager."""
 
     def __init__(self, run_id: UUID, handlers: list[Any]) -> None:
         self.run_id, self.handlers = run_id, handlers

@@ -203,7 +203,8 @@ class RunnableGraph(_Base):  # type: ignore[misc]
                               "pip install 'graphrun[messages]'.")
         return super().astream_events(input, config, version=version, **kwargs)
 
-    def _merged(self, config: Mapping[str, Any] | None) -> Any:
+    def merged_config(self, config: Mapping[str, Any] | None) -> Any:
+        """`config` over the graph's own (`with_config`), as an invocation sees it."""
         return merge_configs(self.config, config) if self.config else config
 
     @property

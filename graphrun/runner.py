@@ -188,10 +188,10 @@ def interrupt(value: Any, *, response_schema: Any = None,
         validated = _validated(ctx, adapter, answer)
         ctx.resume.append(answer)
         return validated
-    _check_json(value, ctx.call.task.name)
+    check_json(value, ctx.call.task.name)
     seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
     if default is not MISSING:
-        _check_json(default, ctx.call.task.name)
+        check_json(default, ctx.call.task.name)
     raise GraphInterrupt([Interrupt(value=value,
                                     id=interrupt_id(ctx.call.task.ns, len(ctx.resume)),
                                     response_schema=schema_json, timeout=seconds,
@@ -210,7 +210,8 @@ def _validated(ctx: TaskContext, adapter: Any, value: Any) -> Any:
         raise InvalidResumeError(ctx.invalid_resume) from exc
 
 
-def _check_json(value: Any, node: str) -> None:
+def check_json(value: Any, node: str) -> None:
+    """TypeError naming `node` when `value` (a question it asks) is not JSON data."""
     try:
         json.dumps(value, default=_json_default)
     except (TypeError, ValueError) as exc:
@@ -280,7 +281,7 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
         result: TaskResult = reached.run()
         return result
     except CallsPending:
-        return _awaiting(ctx)
+        return awaiting_calls(ctx)
     except asyncio.CancelledError as exc:  # no loop cancels a sync node: the node raised it
         return _failed(ctx, NodeCancelledError(call.task.name), raise_errors, cause=exc)
     except BaseException as exc:
@@ -325,7 +326,7 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
         result: TaskResult = await reached.arun()
         return result
     except CallsPending:
-        return _awaiting(ctx)
+        return awaiting_calls(ctx)
     except asyncio.CancelledError as exc:
         task = asyncio.current_task()
         if task is not None and task.cancelling() == 0:  # raised by the node, not asked for
@@ -387,11 +388,11 @@ async def _call_async(fn: Callable[..., Awaitable[Any]] | None, ctx: TaskContext
     policy = TimeoutPolicy.from_data(ctx.call.task.timeout) or node.timeout_policy
     if policy is None:
         return await call
-    return await _within(call, policy, node.name, ctx)
+    return await run_within(call, policy, node.name, ctx)
 
 
-async def _within(call: Awaitable[Any], policy: TimeoutPolicy, node: str,
-                  ctx: TaskContext) -> Any:
+async def run_within(call: Awaitable[Any], policy: TimeoutPolicy, node: str,
+                     ctx: TaskContext) -> Any:
     """Await a node under its TimeoutPolicy; past a limit it is cancelled and fails."""
     run, idle = policy.seconds()
     task = asyncio.ensure_future(call)
@@ -421,7 +422,7 @@ def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool, *,
         exc.__cause__ = cause
     ctx.error = exc
     if (ctx.awaiting or ctx.target) and isinstance(exc, Exception):
-        return _awaiting(ctx)  # calls to run first (then it runs again), or none reached
+        return awaiting_calls(ctx)  # calls to run first (then it runs again), or none reached
     if isinstance(exc, GraphInterrupt):
         return TaskResult(task_id=t.id, interrupts=list(exc.interrupts), paused=True,
                           resume=list(ctx.resume), nested=ctx.nested, custom=list(ctx.custom),
@@ -441,7 +442,7 @@ def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool, *,
                       custom=list(ctx.custom), calls=list(ctx.finished_calls))
 
 
-def _awaiting(ctx: TaskContext) -> TaskResult:
+def awaiting_calls(ctx: TaskContext) -> TaskResult:
     """The task stopped for @task calls that have not run (Temporal): it runs again once
     they have. Or it ran to the end without reaching the call it ran for."""
     t = ctx.call.task
@@ -461,7 +462,7 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
     if ctx.invalid_resume:
         return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume)
     if ctx.awaiting or ctx.target:
-        return _awaiting(ctx)
+        return awaiting_calls(ctx)
     if ctx.messages is not None:
         ctx.messages.node_returned(out)
     ctx.output = out

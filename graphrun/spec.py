@@ -136,7 +136,7 @@ def channel_for(key: str, annotation: Any) -> Channel:
                 raise GraphValidationError(
                     f"Invalid reducer signature for state key {key!r}. Expected (a, b) -> c, "
                     f"got {reducer!r}{_signature(reducer)}.")
-            return BinaryOperatorAggregate(key, reducer, _zero(base))
+            return BinaryOperatorAggregate(key, reducer, reducer_start(base))
     return LastValue(key)
 
 
@@ -169,7 +169,7 @@ def _signature(fn: Callable[..., Any]) -> str:
         return ""
 
 
-def _zero(base: Any) -> Callable[[], Any] | None:
+def reducer_start(base: Any) -> Callable[[], Any] | None:
     """The reducer's starting value: the annotated type called with no arguments."""
     origin = typing.get_origin(base) or base
     if origin in (collections.abc.Sequence, collections.abc.MutableSequence):

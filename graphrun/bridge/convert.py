@@ -21,7 +21,7 @@ from graphrun.bridge import run
 from graphrun.errors import GraphValidationError
 from graphrun.graph import StateGraph
 from graphrun.local import CompiledStateGraph, InMemorySaver
-from graphrun.spec import Branch, _zero
+from graphrun.spec import Branch, reducer_start
 from graphrun.types import CachePolicy, RetryPolicy, StateUpdate
 
 
@@ -182,10 +182,10 @@ def _channel(key: str, c: Any) -> gr_channels.Channel:
         typ = c.typ
         if typing.get_origin(typ) is typing.Annotated:
             typ = typing.get_args(typ)[0]
-        return gr_channels.BinaryOperatorAggregate(key, op, _zero(typ))
+        return gr_channels.BinaryOperatorAggregate(key, op, reducer_start(typ))
     if type(c).__name__ == "DeltaChannel":  # a reducer over batches of writes
         batch = c.reducer
-        return gr_channels.BinaryOperatorAggregate(key, _Batched(batch), _zero(c.typ))
+        return gr_channels.BinaryOperatorAggregate(key, _Batched(batch), reducer_start(c.typ))
     if isinstance(c, lg_channels.EphemeralValue):
         return gr_channels.EphemeralValue(key)
     if isinstance(c, lg_channels.UntrackedValue):

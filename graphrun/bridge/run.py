@@ -25,7 +25,7 @@ from graphrun.bridge import _langgraph as private
 from graphrun.channels import MISSING, Overwrite
 from graphrun.checkpoint import interrupt_id
 from graphrun.errors import GraphInterrupt, InvalidResumeError, ParentCommand
-from graphrun.runner import TaskContext, _check_json
+from graphrun.runner import TaskContext, check_json
 from graphrun.task import current_task
 from graphrun.types import NS_SEP, PUSH, Command, Interrupt, Send, TimeoutPolicy
 
@@ -214,7 +214,7 @@ def _in_task(config: Mapping[str, Any], managed: Mapping[str, Any] | None
 
 
 def _interrupt(ctx: TaskContext, i: Any) -> Interrupt:
-    _check_json(i.value, ctx.call.task.name)
+    check_json(i.value, ctx.call.task.name)
     return Interrupt(value=i.value, id=interrupt_id(ctx.call.task.ns, len(ctx.resume)),
                      response_schema=getattr(i, "response_schema", None))
 

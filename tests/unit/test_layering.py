@@ -69,3 +69,29 @@ def test_the_bridge_adapts_langgraph_nodes_by_registering_with_graph() -> None:
 
     assert _adapt_node in graph.NODE_ADAPTERS
     assert _adapt_node("n", lambda s: s) is None  # a plain function is graphrun's own
+
+
+def _private_imports() -> list[str]:
+    """`from graphrun.X import _name` anywhere in graphrun/, activities/ and workflows/:
+    one module reading another's private name (the guarded modules of other libraries'
+    privates are modules, not names, and are not counted)."""
+    root = PACKAGE.parent
+    found = []
+    for folder in ("graphrun", "activities", "workflows"):
+        for path in sorted((root / folder).rglob("*.py")):
+            for node in _walk(ast.parse(path.read_text())):
+                if (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                        and node.module.split(".")[0] == "graphrun"):
+                    found += [f"{path.relative_to(root)}: {node.module}.{a.name}"
+                              for a in node.names if a.name.startswith("_")
+                              and not a.name.startswith("__")
+                              and a.name not in PRIVATE_MODULES]
+    return found
+
+
+# Modules whose leading underscore says "not graphrun's API", imported as modules.
+PRIVATE_MODULES = {"_lc_private", "_langgraph", "_passthrough", "_cli_format"}
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    assert _private_imports() == []
