@@ -79,7 +79,7 @@ async def _invoke(gc: GraphClient, graph_id: str, request: CronRunRequest,
     remote = gc.graph(graph_id)
     try:
         result = await remote.run_thread(
-            request.input, remote._merged(config), options, record=record,
+            request.input, remote.merged_config(config), options, record=record,
             webhook=request.payload.get("webhook") or "",
             webhook_options=request.webhook_options,
             multitask="" if strategy == "enqueue" else strategy)
