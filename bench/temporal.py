@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from temporalio import activity, workflow
-from temporalio.client import Client, WithStartWorkflowOperation, WorkflowExecutionStatus
+from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import RetryPolicy, WorkflowIDConflictPolicy
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -595,6 +595,7 @@ async def scale(client: Client, n: int, approval_graph: Any) -> dict[str, dict[s
 
 async def soak(client: Client, n: int, approval_graph: Any) -> dict[str, Any]:
     from graphrun.client import GraphClient
+    from graphrun.visibility import GRAPH_STATUS
     from graphrun.worker import create_worker
     sgc = GraphClient(client, task_queue=TQ_SOAK)
     graph = sgc.graph("approval")
@@ -624,9 +625,11 @@ async def soak(client: Client, n: int, approval_graph: Any) -> dict[str, Any]:
             await sgc.resume(tid, True)
 
     async def done(tid: str) -> bool:
+        """The thread's graph has ended (its workflow stays open: threads live until
+        deleted), as its own GraphStatus says, not visibility's lagging copy."""
         async with sem:
             d = await client.get_workflow_handle(sgc.workflow_id(tid)).describe()
-            return d.status == WorkflowExecutionStatus.COMPLETED
+            return d.typed_search_attributes.get(GRAPH_STATUS) == "done"
 
     async with worker:
         samp = asyncio.create_task(sampler())
