@@ -105,8 +105,8 @@ class _WorkflowMetrics(temporalio.worker.WorkflowInboundInterceptor):
         return self._meters[name]
 
     def graph(self) -> str:
-        req = getattr(temporalio.workflow.instance(), "_req", None)
-        return str(getattr(req, "graph", ""))
+        inst = temporalio.workflow.instance()
+        return inst.graph_and_thread()[0] if hasattr(inst, "graph_and_thread") else ""
 
     def ended(self, result: Any, refused: bool = False) -> None:
         graph = self.graph()
@@ -134,16 +134,18 @@ class _WorkflowMetrics(temporalio.worker.WorkflowInboundInterceptor):
             await super().handle_signal(input)
             return
         inst = temporalio.workflow.instance()
-        before = getattr(inst, "_count", None)
-        await super().handle_signal(input)
-        number = getattr(inst, "_count", None)
-        if not isinstance(number, int) or number == before:
+        if not hasattr(inst, "invocations_taken"):  # not a thread's GraphWorkflow
+            await super().handle_signal(input)
             return
-        results: dict[int, Any] = getattr(inst, "_results", {})
+        before = inst.invocations_taken()
+        await super().handle_signal(input)
+        number = inst.invocations_taken()
+        if number == before:
+            return
 
         async def wait() -> None:  # nothing waits for a signal's run: count it when done
-            await temporalio.workflow.wait_condition(lambda: number in results)
-            self.ended(results[number])
+            await temporalio.workflow.wait_condition(lambda: inst.result_of(number) is not None)
+            self.ended(inst.result_of(number))
 
         task = asyncio.ensure_future(wait())
         self._waiting.add(task)  # kept until done (the loop holds tasks weakly)

@@ -881,8 +881,9 @@ class _WorkflowInbound(temporalio.worker.WorkflowInboundInterceptor):
     def _metadata(self) -> dict[str, Any]:
         info = temporalio.workflow.info()
         inst = temporalio.workflow.instance()
-        req = getattr(inst, "_req", None)
-        return {"thread_id": getattr(req, "thread_id", None), "graph": getattr(req, "graph", None),
+        graph, thread_id = (inst.graph_and_thread() if hasattr(inst, "graph_and_thread")
+                            else (None, None))
+        return {"thread_id": thread_id, "graph": graph,
                 "temporalWorkflowID": info.workflow_id, "temporalRunID": info.run_id}
 
     def _open(self, key: Any, headers: Mapping[str, Payload] | None, how: str,

@@ -357,7 +357,12 @@ class GraphWorkflow(MetadataUpdate):
             start_to_close_timeout=timedelta(minutes=1))
 
     # -- runs: records, cancellation, multitask -------------------------------------------
-    # -- what a worker interceptor may read (graphrun.tracing): no handlers, no state ---
+    # -- what a worker interceptor may read (graphrun.tracing, graphrun.metrics): no
+    # handlers, no state ---------------------------------------------------------------
+    def graph_and_thread(self) -> tuple[str, str]:
+        """The graph this thread runs and the thread's id."""
+        return self._req.graph, self._req.thread_id
+
     def invocations_taken(self) -> int:
         """How many invocations the thread has taken in (numbered 1, 2, ...)."""
         return getattr(self, "_count", 0)
