@@ -564,7 +564,9 @@ async def run(args: argparse.Namespace) -> None:
           f"slow every rate; logs in {logs})", file=sys.stderr)
     search = max(ratios["search-meta"], ratios["search-deep"])
     count = max(ratios["count-meta"], ratios["count-total"])
-    print(f"threads: create={rate:.0f}/s (floor {base['settled']:.0f}/s, indexed {base_indexed['settled']:.0f}/s); search20k/1k={search:.2f}; count20k/1k={count:.2f}; "
+    print(f"threads: create={rate:.0f}/s (floor {base['settled']:.0f}/s, indexed "
+          f"{base_indexed['settled']:.0f}/s); search20k/1k={search:.2f}; "
+          f"count20k/1k={count:.2f}; "
           + (f"rss+{rss_delta:.0f}MB; " if rss_delta is not None else "rss=skipped; ")
           + (f"resume-idle/fresh={resumed['idle'] / resumed['fresh']:.2f}" if resumed
              else "resume=skipped"))

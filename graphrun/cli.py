@@ -613,7 +613,8 @@ async def _show_run(gc: Any, conn: Connection, args: argparse.Namespace, graph: 
     next_nodes = list(snap.get("next") or [])
     if args.json:
         print_lines([dump_json({"thread_id": args.thread, "graph": graph, "status": status,
-                       "values": values, "next": next_nodes, "interrupts": interrupts})])
+                                "values": values, "next": next_nodes,
+                                "interrupts": interrupts})])
         return 0
     lines = [f"thread {args.thread}{f' ({graph})' if graph else ''}: {status}", "values:",
              *format_values(values)]
@@ -677,7 +678,7 @@ async def cmd_resume(args: argparse.Namespace) -> int:
                     raise _unknown_thread(args.thread, conn) from exc
                 raise
             print_lines([f"sent thread {args.thread} the answer{target} {one_line(value)} "
-                    f"(not checked: `graphrun state {args.thread}` shows a refusal)"])
+                         f"(not checked: `graphrun state {args.thread}` shows a refusal)"])
             return 0
         # Answer through the `invoke` update, as RemoteGraph does: the thread accepts the
         # answer and runs on, or refuses it (and changes nothing), and we hear which.
@@ -762,7 +763,7 @@ async def cmd_migrate(args: argparse.Namespace) -> int:
         print_lines([dump_json(reopened)])
         return 0
     print_lines([*(f"reopened {t}" for t in reopened),
-            f"{len(reopened)} thread(s) reopened; every thread is now an open workflow"])
+                 f"{len(reopened)} thread(s) reopened; every thread is now an open workflow"])
     return 0
 
 
@@ -1031,9 +1032,9 @@ async def cmd_serve(args: argparse.Namespace) -> int:
                     check_search_attributes=False,  # checked just above
                     **options)
     print_lines([f"graphrun serve on http://{args.host}:{args.port} (Temporal {conn.address}, "
-            f"task queue {conn.task_queue})",
-            f"graphs: {', '.join(sorted(_served(graphs)))}", *_unserved_lines(graphs),
-            "the graphs run on workers: graphrun worker --config/--graph", *notes])
+                 f"task queue {conn.task_queue})",
+                 f"graphs: {', '.join(sorted(_served(graphs)))}", *_unserved_lines(graphs),
+                 "the graphs run on workers: graphrun worker --config/--graph", *notes])
     # Idle keep-alive connections stay open longer than a client's pool keeps them
     # (uvicorn's 5 s races clients reusing a connection as it closes).
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
@@ -1115,12 +1116,12 @@ async def cmd_worker(args: argparse.Namespace) -> int:
     gc = await _connect(conn)
     await _require_setup(gc)
     print_lines([f"graphrun worker on {conn.address} (namespace {conn.namespace}, task queue "
-            f"{conn.task_queue})", f"serving graphs: {', '.join(sorted(graphs))}",
-            *_unserved_lines(loaded),
-            _encryption_line(conn.encryption), _storage_line(conn.payload_dir),
-            _tracing_line(gc), _metrics_line(conn.metrics_bind),
-            *([f"store: {args.store}"] if store is not None else []),
-            *([f"cache: {args.cache}"] if cache is not None else []), "ready; Ctrl-C to stop"])
+                 f"{conn.task_queue})", f"serving graphs: {', '.join(sorted(graphs))}",
+                 *_unserved_lines(loaded),
+                 _encryption_line(conn.encryption), _storage_line(conn.payload_dir),
+                 _tracing_line(gc), _metrics_line(conn.metrics_bind),
+                 *([f"store: {args.store}"] if store is not None else []),
+                 *([f"cache: {args.cache}"] if cache is not None else []), "ready; Ctrl-C to stop"])
     await _serve(gc.client, graphs, conn.task_queue, stop, metrics=bool(conn.metrics_bind),
                  store=store, cache=cache, max_cached_workflows=args.max_cached_workflows)
     print_lines(["worker stopped"])
@@ -1313,11 +1314,11 @@ async def cmd_codec_server(args: argparse.Namespace) -> int:
     stop = _stop_event()
     with server:
         print_lines([f"codec server: {server.url} (POST /encode, /decode)",
-                f"keys: {list(keys)} (encrypts with {next(iter(keys))!r})",
-                f"CORS origins: {', '.join(origins)}",
-                f"token: {'required' if token else 'none (set --token or ' + TOKEN_ENV + ')'}",
-                f"use: temporal server start-dev --ui-codec-endpoint {server.url}",
-                "ready; Ctrl-C to stop"])
+                     f"keys: {list(keys)} (encrypts with {next(iter(keys))!r})",
+                     f"CORS origins: {', '.join(origins)}",
+                     f"token: {'required' if token else 'none (set --token or ' + TOKEN_ENV + ')'}",
+                     f"use: temporal server start-dev --ui-codec-endpoint {server.url}",
+                     "ready; Ctrl-C to stop"])
         await stop.wait()
     print_lines(["stopped"])
     return 0

@@ -941,8 +941,8 @@ class RemoteGraph(RunnableGraph):
             raise
 
     async def live_run(self, input: Any, config: Mapping[str, Any] | None,
-                        options: Mapping[str, Any], decode: Callable[[Any], Any] | None = None
-                        ) -> AsyncIterator[Any]:
+                       options: Mapping[str, Any], decode: Callable[[Any], Any] | None = None
+                       ) -> AsyncIterator[Any]:
         """Each event of the run as it is published, then the run's RunResult. Events
         are decoded into the graph's declared types, or by `decode` (the CLI: plain JSON)."""
         decode = decode or (lambda data: serde.loads(data, self.types))

@@ -511,7 +511,7 @@ async def run(conn: HTTPConnection, run: Any) -> dict[str, Any]:
     from graphrun.server.threads import metadata_of
 
     body = run.body
-    stateless = conn.scope.get("path", "").startswith("/runs")
+    stateless = run.stateless
     keys = run_keys(conn)
     config = {**(body.config or {})}
     config["configurable"] = {**(config.get("configurable") or {}), **keys}

@@ -159,7 +159,8 @@ class NewRun:
         self.delete_after = False  # a stateless background run's thread goes with it
         # A stateless run's thread is new; any other is described once (`existing`).
         self.stateless = request.url.path.startswith("/runs")
-        self._existing: list[WorkflowExecutionDescription | None] = []
+        self._described = False
+        self._existing: WorkflowExecutionDescription | None = None
 
     @classmethod
     async def of(cls, request: Request, thread_id: str, body: RunCreate) -> NewRun:
@@ -214,13 +215,11 @@ class NewRun:
 
     async def existing(self) -> WorkflowExecutionDescription | None:
         """The thread's latest workflow run before this run, None if the run makes it."""
-        if not self._existing:
-            found = None
-            if not self.stateless:
-                with contextlib.suppress(NotFound):
-                    found = await describe(self.server.gc, self.thread_id)
-            self._existing.append(found)
-        return self._existing[0]
+        if not self._described and not self.stateless:
+            with contextlib.suppress(NotFound):
+                self._existing = await describe(self.server.gc, self.thread_id)
+        self._described = True
+        return self._existing
 
     async def run_metadata(self) -> dict[str, Any]:
         """The run's metadata as LangGraph's server merges it: its assistant's, its
@@ -309,7 +308,7 @@ async def _record(server: Any, thread_id: str, run_id: str) -> dict[str, Any]:
 
 
 async def run_outcome(server: Any, thread_id: str, run_id: str,
-                   record: dict[str, Any] | None = None) -> RunResult | None:
+                      record: dict[str, Any] | None = None) -> RunResult | None:
     """Wait for the run to end: its update's result (None if Temporal no longer has it)."""
     record = record or await _record(server, thread_id, run_id)
     handle = server.gc.client.get_workflow_handle(

@@ -233,7 +233,7 @@ def thread_config(thread_id: str, checkpoint: str | dict[str, Any] | None = None
 
 
 def checkpoint_of(checkpoint_id: str | None, checkpoint: dict[str, Any] | None
-                ) -> dict[str, Any]:
+                  ) -> dict[str, Any]:
     """A body's `checkpoint` (a dict), with its `checkpoint_id` field over it."""
     return {**(checkpoint or {}), **({"checkpoint_id": checkpoint_id} if checkpoint_id
                                      else {})}
