@@ -31,19 +31,32 @@ def _walk(node: ast.AST) -> list[ast.AST]:
 
 
 def _imports(module: str) -> set[str]:
-    """graphrun's modules `module` imports at run time (as "engine", "bridge.run", ...)."""
-    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
+    """graphrun's modules `module` imports at run time (as "engine", "bridge.run", ...).
+    A package's are those of all its files, less its own submodules."""
+    path = PACKAGE / module.replace(".", "/")
+    files = sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
     found: set[str] = set()
-    for node in _walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == "graphrun":
-                found |= {a.name for a in node.names}
-            elif node.module.startswith("graphrun."):
-                found.add(node.module.removeprefix("graphrun."))
-        elif isinstance(node, ast.Import):
-            found |= {a.name.removeprefix("graphrun.") for a in node.names
-                      if a.name.startswith("graphrun.")}
-    return found
+    for file in files:
+        for node in _walk(ast.parse(file.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                name = _absolute(node, file)
+                if name == "graphrun":
+                    found |= {a.name for a in node.names}
+                elif name.startswith("graphrun."):
+                    found.add(name.removeprefix("graphrun."))
+            elif isinstance(node, ast.Import):
+                found |= {a.name.removeprefix("graphrun.") for a in node.names
+                          if a.name.startswith("graphrun.")}
+    return {m for m in found if m != module and not m.startswith(f"{module}.")}
+
+
+def _absolute(node: ast.ImportFrom, file: Path) -> str:
+    """The module `from X import ...` reads, a relative X resolved ("graphrun.engine.run")."""
+    if node.level == 0:
+        return node.module or ""
+    package = file.parent.relative_to(PACKAGE.parent).parts
+    base = package[:len(package) - node.level + 1]
+    return ".".join([*base, node.module] if node.module else base)
 
 
 def test_the_engine_reads_only_the_graph_spec_channels_checkpoints_and_types() -> None:

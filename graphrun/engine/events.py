@@ -1,0 +1,145 @@
+"""What a run streams, in LangGraph's shapes: the chunks of each stream mode, made here
+and kept by the run in `Run.events`, and `stream_chunks`, which hands them to a caller.
+
+An event is `(mode, chunk)`, or `(namespace, mode, chunk)` for a subgraph's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from graphrun.channels import Channel
+from graphrun.checkpoint import Checkpoint, Task, TaskResult, Write
+from graphrun.spec import GraphSpec
+from graphrun.types import INTERRUPT, RETURN, TaskError
+
+from .planning import read_values, task_result
+
+Event = tuple[Any, ...]
+
+
+class StreamEvents:
+    """The events of one run; the 'checkpoints' and 'debug' ones only if asked for."""
+
+    def __init__(self, graph: GraphSpec, *, thread_id: str, ns: str,
+                 modes: frozenset[str], clock: Callable[[], str]) -> None:
+        self.graph = graph
+        self.thread_id = thread_id
+        self.ns = ns
+        self.modes = modes
+        self.clock = clock
+        self._emitted: set[str] = set()  # checkpoints already streamed
+
+    def breakpoint(self) -> list[Event]:
+        # A breakpoint shows as an empty interrupt at the root only (LangGraph: a
+        # nested loop's pause bubbles up to the root, which reports it).
+        return [] if self.ns else [("updates", {INTERRUPT: ()})]
+
+    def done_before(self, task: Task, writes: Sequence[Write]) -> list[Event]:
+        """A task that finished before the run paused: what it wrote, marked (LangGraph)."""
+        return [("updates", {task.name: update_chunk(self.graph, writes),
+                             "__metadata__": {"cached": True}})]
+
+    def task_started(self, task: Task, ckpt: Checkpoint | None) -> list[Event]:
+        return self._task({"id": task.id, "name": task.name,
+                           "input": self.graph.shown_input(task), "triggers": task.triggers},
+                          ckpt)
+
+    def task_finished(self, task: Task, r: TaskResult, ckpt: Checkpoint | None
+                      ) -> list[Event]:
+        out: list[Event] = [*r.sub_events]  # a subgraph's chunks come before its node's
+        out += [("custom", chunk) for chunk in r.custom]
+        if r.interrupts:  # one chunk per task that paused (LangGraph)
+            out.append(("updates", {INTERRUPT: tuple(r.interrupts)}))
+        elif r.paused:
+            out += self.breakpoint()
+        elif not r.error:
+            out.append(("updates", {task.name: update_chunk(self.graph, r.writes),
+                                    **_cached(r)}))
+        if r.cached:  # a cache hit streams no task result (LangGraph)
+            return out
+        return out + self._task({
+            "id": task.id, "name": task.name,
+            # The exception itself, as LangGraph's (in-process); its text where only that
+            # came back (on Temporal).
+            "error": (r.exception if r.exception is not None else
+                      TaskError(r.error["type"], r.error["message"])) if r.error else None,
+            "result": task_result(self.graph, r.writes) or {},
+            "interrupts": [{"value": i.value, "id": i.id} for i in r.interrupts]}, ckpt)
+
+    def call_finished(self, call: Task, r: TaskResult) -> list[Event]:
+        """A @task call run on its own (Temporal): its custom chunks and its return value."""
+        out: list[Event] = [("custom", chunk) for chunk in r.custom]
+        if not r.error and not r.interrupts:
+            out.append(("updates", {call.name: dict(r.writes).get(RETURN), **_cached(r)}))
+        return out
+
+    def _task(self, payload: dict[str, Any], ckpt: Checkpoint | None) -> list[Event]:
+        out: list[Event] = [("tasks", payload)]
+        if "debug" in self.modes:
+            out.append(("debug", {
+                "step": ckpt.step + 1 if ckpt else 0, "timestamp": self.clock(),
+                "type": "task_result" if "result" in payload else "task",
+                "payload": payload}))
+        return out
+
+    def checkpoint(self, ckpt: Checkpoint, channels: Mapping[str, Channel],
+                   tasks: Sequence[Task]) -> list[Event]:
+        """A checkpoint as the 'checkpoints' mode shows it, once, with its next tasks."""
+        modes = self.modes
+        if not ({"checkpoints", "debug"} & modes) or ckpt.id in self._emitted:
+            return []
+        self._emitted.add(ckpt.id)
+        tid, ns = self.thread_id, self.ns
+
+        def config(cid: str) -> dict[str, Any]:
+            return {"configurable": {"thread_id": tid, "checkpoint_ns": ns,
+                                     "checkpoint_id": cid}}
+
+        payload = {
+            "config": config(ckpt.id),
+            "parent_config": config(ckpt.parent_id) if ckpt.parent_id else None,
+            "values": self.graph.present(read_values(channels, self.graph.state_keys)),
+            "metadata": {"source": ckpt.source, "step": ckpt.step, "parents": {}},
+            "next": [t.name for t in tasks],
+            "tasks": [{"id": t.id, "name": t.name, "interrupts": (), "state": None}
+                      for t in tasks]}
+        out: list[Event] = []
+        if "checkpoints" in modes:
+            out.append(("checkpoints", payload))
+        if "debug" in modes:
+            out.append(("debug", {"step": ckpt.step, "timestamp": ckpt.created_at,
+                                  "type": "checkpoint", "payload": payload}))
+        return out
+
+
+def _cached(r: TaskResult) -> dict[str, Any]:
+    return {"__metadata__": {"cached": True}} if r.cached else {}
+
+
+def update_chunk(graph: GraphSpec, writes: Sequence[Write]) -> Any:
+    """A task's 'updates' stream value: its writes to state keys (LangGraph's shape)."""
+    out = [(c, v) for c, v in writes if c in graph.state_keys]
+    if not out:
+        return None
+    if graph.is_root:
+        return out[-1][1] if len(out) == 1 else [v for _, v in out]
+    if len({c for c, _ in out}) < len(out):  # a key written twice: one dict per write
+        return [{c: v} for c, v in out]
+    return dict(out)
+
+
+def stream_chunks(events: list[tuple[Any, ...]], stream_mode: str | Sequence[str],
+                  subgraphs: bool = False) -> Iterator[Any]:
+    """Stream chunks in LangGraph's shapes: `chunk`, `(mode, chunk)` for several modes,
+    and with `subgraphs=True` the namespace first: `(ns, chunk)` or `(ns, mode, chunk)`."""
+    modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
+    for event in events:
+        ns, mode, payload = event if len(event) == 3 else ((), *event)
+        if mode not in modes or (ns and not subgraphs):
+            continue
+        if not subgraphs:
+            yield payload if len(modes) == 1 else (mode, payload)
+        else:
+            yield (tuple(ns), payload) if len(modes) == 1 else (tuple(ns), mode, payload)
