@@ -78,8 +78,8 @@ async def _invoke(gc: GraphClient, graph_id: str, request: CronRunRequest,
         "thread_id"], "metadata": {}, "multitask_strategy": strategy, "stream_mode": []}
     remote = gc.graph(graph_id)
     try:
-        result = await remote.run_thread(
-            request.input, remote.merged_config(config), options, record=record,
+        result = await remote.thread(remote.merged_config(config)).run(
+            request.input, options, record=record,
             webhook=request.payload.get("webhook") or "",
             webhook_options=request.webhook_options,
             multitask="" if strategy == "enqueue" else strategy)

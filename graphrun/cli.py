@@ -566,7 +566,7 @@ async def cmd_invoke(args: argparse.Namespace) -> int:
             result = await asyncio.wait_for(_stream_run(remote, payload, config, args),
                                             args.timeout)
         else:
-            result = await asyncio.wait_for(remote.run_thread(payload, config, {}),
+            result = await asyncio.wait_for(remote.thread(config).run(payload),
                                             args.timeout)
     except TimeoutError:
         raise _no_worker(conn, f"graph {args.graph!r} did not pause or finish within "
@@ -583,7 +583,8 @@ async def _stream_run(remote: Any, payload: Any, config: dict[str, Any],
     from graphrun.payloads import RunResult
 
     modes = [m.strip() for m in args.stream.split(",") if m.strip()]
-    async for item in remote.live_run(payload, config, {"stream_mode": modes}, decode=untag):
+    async for item in remote.thread(config).live(payload, {"stream_mode": modes},
+                                                  decode=untag):
         if isinstance(item, RunResult):
             return item
         for out in stream_chunks([item], modes, False):
@@ -657,8 +658,8 @@ async def cmd_resume(args: argparse.Namespace) -> int:
 
     from graphrun import errors, serde
     from graphrun.checkpoint import is_interrupt_id
-    from graphrun.client import as_graphrun_error
     from graphrun.payloads import InvokeRequest, RunResult
+    from graphrun.thread_handle import as_graphrun_error
     from graphrun.types import Command
 
     value = parse_json_arg(args.value, "VALUE", bare_string=True, allow_file=True)

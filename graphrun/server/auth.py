@@ -630,7 +630,7 @@ async def cron(conn: HTTPConnection, cron_id: str, action: str,
                           value if value is not None else {"cron_id": as_id(cron_id)})
     if filters:
         server = conn.app.state.server
-        found = await crons._read(server, crons._handle(server, cron_id))
+        found = await crons.read_cron(server, crons.schedule_of(server, cron_id))
         if not matches(found.get("metadata"), filters):
             raise NotFound(f"Cron {cron_id!r} not found.")
     return filters

@@ -100,7 +100,8 @@ async def _check_webhook(request: Request, body: CronCreate) -> None:
 
 # -- the schedule --------------------------------------------------------------------------
 
-def _handle(server: Server, cron_id: str) -> ScheduleHandle:
+def schedule_of(server: Server, cron_id: str) -> ScheduleHandle:
+    """The Temporal Schedule that runs cron `cron_id`."""
     return server.gc.client.get_schedule_handle(cron_schedule_id(server.gc.id_prefix, cron_id))
 
 
@@ -153,7 +154,7 @@ async def _request_of(server: Server, action: Any) -> CronRunRequest:
     return found
 
 
-async def _read(server: Server, handle: ScheduleHandle) -> dict[str, Any]:
+async def read_cron(server: Server, handle: ScheduleHandle) -> dict[str, Any]:
     """The cron as LangGraph's server shows it (langgraph-sdk's `Cron`)."""
     try:
         desc = await handle.describe()
@@ -194,7 +195,7 @@ async def _create(request: Request, body: CronCreate, thread_id: str | None
             memo=memo)
     except RPCError as exc:
         raise _refused(exc, f"Temporal refused schedule {body.schedule!r}") from None
-    return await _read(server, handle)
+    return await read_cron(server, handle)
 
 
 @router.post("/runs/crons")
@@ -214,7 +215,7 @@ async def create_for_thread(thread_id: str, body: CronCreate, request: Request
 async def update(cron_id: str, body: CronUpdate, request: Request) -> dict[str, Any]:
     server: Server = request.app.state.server
     await auth.cron_update(request, cron_id, body)
-    handle = _handle(server, cron_id)
+    handle = schedule_of(server, cron_id)
 
     async def change(current: ScheduleUpdateInput) -> ScheduleUpdate:
         old = await _request_of(server, current.description.schedule.action)
@@ -229,7 +230,7 @@ async def update(cron_id: str, body: CronUpdate, request: Request) -> dict[str, 
         await handle.update(change)
     except RPCError as exc:
         raise _refused(exc, f"Cron {cron_id!r} not found.") from None
-    return await _read(server, handle)
+    return await read_cron(server, handle)
 
 
 def _patched(payload: dict[str, Any], body: CronUpdate) -> dict[str, Any]:
@@ -246,14 +247,14 @@ def _patched(payload: dict[str, Any], body: CronUpdate) -> dict[str, Any]:
 async def get(cron_id: str, request: Request) -> dict[str, Any]:
     server: Server = request.app.state.server
     await auth.cron(request, cron_id, "read")
-    return await _read(server, _handle(server, cron_id))
+    return await read_cron(server, schedule_of(server, cron_id))
 
 
 @router.delete("/runs/crons/{cron_id}", status_code=204)
 async def delete(cron_id: str, request: Request) -> Response:
     await auth.cron(request, cron_id, "delete")
     try:
-        await _handle(request.app.state.server, cron_id).delete()
+        await schedule_of(request.app.state.server, cron_id).delete()
     except RPCError as exc:
         raise _refused(exc, f"Cron {cron_id!r} not found.") from None
     return Response(status_code=204)
@@ -286,7 +287,7 @@ def _assistant_key(server: Server, assistant_id: str | None) -> str | None:
 
 async def _read_if_there(server: Server, handle: ScheduleHandle) -> dict[str, Any] | None:
     try:
-        return await _read(server, handle)
+        return await read_cron(server, handle)
     except NotFound:  # deleted since it was listed
         return None
 

@@ -199,8 +199,8 @@ class NewRun:
         config["configurable"] = {"assistant_id": self.assistant_id, "graph_id": self.graph,
                                   "run_id": self.run_id, **config["configurable"],
                                   **self.headers, **user}
-        result: RunResult = await self.remote.run_thread(
-            _input(b), config, options, stream=live,
+        result: RunResult = await self.remote.thread(config).run(
+            _input(b), options, stream=live,
             stream_to=self.run_id if live else "", run_id=self.run_id, record=record,
             multitask="" if b.multitask_strategy == "enqueue" else b.multitask_strategy,
             background=background, webhook=b.webhook or "", after_seconds=b.after_seconds or 0,
@@ -522,7 +522,7 @@ async def join_stream(thread_id: str, run_id: str, request: Request,
         raise ValueError(f"Last-Event-ID must be an event id this API sent, not {last!r:.40}"
                          ) from None
     if from_offset is None:  # "from now on": the end of the log as it stands
-        end = await remote.stream_end(server.gc.workflow_id(thread_id))
+        end = await remote.thread(thread_id).stream_end()
         from_offset = end[1] if record.get("status") in ("pending", "running") else 0
     modes = stream_mode or record.get("stream_mode") or [*MODES]  # default: the run's own
 
@@ -560,7 +560,7 @@ async def join_thread(thread_id: str, request: Request,
         raise ValueError(f"Last-Event-ID must be an event id this API sent, not {last!r:.40}"
                          ) from None
     if start is None:
-        start = (await remote.stream_end(server.gc.workflow_id(thread_id)))[1]
+        start = (await remote.thread(thread_id).stream_end())[1]
     asked = [m for m in stream_mode or () if m != "run_modes"]
     unknown = [m for m in asked if m not in MODES]
     if unknown:

@@ -399,20 +399,20 @@ async def record_runs(gc: GraphClient) -> None:
     g, cfg = gc.graph("slow"), _cfg("runs")
     handle = gc.client.get_workflow_handle(gc.workflow_id("runs"))
     record = {"assistant_id": "slow", "metadata": {"by": "replay"}}
-    out = await g.run_thread({"seconds": 30}, cfg, {"interrupt_after": ["first"]}, run_id="run-0",
-                       record=record)
+    out = await g.thread(cfg).run({"seconds": 30}, {"interrupt_after": ["first"]},
+                                  run_id="run-0", record=record)
     assert out.status == "interrupted", out
     await handle.signal("set_metadata", {"owner": "ops"})
-    await g.run_thread(None, cfg, {}, run_id="run-1", record=record, background=True)
+    await g.thread(cfg).run(None, {}, run_id="run-1", record=record, background=True)
     while (await handle.query("runs"))[-1]["status"] != "running":
         await asyncio.sleep(0.05)
-    await g.run_thread({"seconds": 0}, cfg, {}, run_id="run-2", record=record, background=True)
+    await g.thread(cfg).run({"seconds": 0}, {}, run_id="run-2", record=record, background=True)
     await handle.execute_update("cancel_run", args=["run-2", "rollback"])
     await handle.execute_update("cancel_run", args=["run-1", "interrupt"])
     await handle.execute_update("delete_run", args=["run-0"])
-    await g.run_thread(None, cfg, {}, run_id="run-3", record=record, background=True)
-    out = await g.run_thread({"seconds": 0, "done": ["i"]}, cfg, {}, run_id="run-4", record=record,
-                       multitask="interrupt")
+    await g.thread(cfg).run(None, {}, run_id="run-3", record=record, background=True)
+    out = await g.thread(cfg).run({"seconds": 0, "done": ["i"]}, {}, run_id="run-4",
+                                  record=record, multitask="interrupt")
     assert out.status == "done", out
     runs = {r["run_id"]: r["status"] for r in await handle.query("runs")}
     assert runs == {"run-1": "interrupted", "run-3": "interrupted", "run-4": "success"}, runs
@@ -550,14 +550,14 @@ async def record_stateless_webhook(gc: GraphClient) -> None:
         async with create_worker(gc.client, GRAPHS, task_queue=queue):
             own = GraphClient(gc.client, task_queue=queue)
             g, cfg = own.graph("slow"), _cfg("stateless")
-            out = await g.run_thread({"seconds": 0}, cfg, {}, run_id="run-0",
-                               record={"assistant_id": "slow"},
-                               webhook=f"http://127.0.0.1:{hook.server_address[1]}/done",
-                               webhook_options={
-                                   "headers": {"X-Token": "${{ env.LG_WEBHOOK_TOKEN }}"},
-                                   "env_prefix": "LG_WEBHOOK_",
-                                   "allowed_fields": ["run_id", "status"]},
-                               delete_after=True)
+            out = await g.thread(cfg).run({"seconds": 0}, {}, run_id="run-0",
+                                          record={"assistant_id": "slow"},
+                                          webhook=f"http://127.0.0.1:{hook.server_address[1]}/done",
+                                          webhook_options={
+                                              "headers": {"X-Token": "${{ env.LG_WEBHOOK_TOKEN }}"},
+                                              "env_prefix": "LG_WEBHOOK_",
+                                              "allowed_fields": ["run_id", "status"]},
+                                          delete_after=True)
             assert out.status == "done", out
             handle = own.client.get_workflow_handle(own.workflow_id("stateless"))
             await handle.result()  # ended once its thread was (not) deleted

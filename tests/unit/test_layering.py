@@ -108,3 +108,47 @@ PRIVATE_MODULES = {"_lc_private", "_langgraph", "_passthrough", "_cli_format"}
 
 def test_no_module_imports_another_modules_private_names() -> None:
     assert _private_imports() == []
+
+
+def _private_reads() -> list[str]:
+    """`module._name` where `module` is one of graphrun's, imported: the same rule as
+    above, for a module read through its name."""
+    root = PACKAGE.parent
+    found = []
+    for folder in ("graphrun", "activities", "workflows"):
+        for path in sorted((root / folder).rglob("*.py")):
+            nodes = _walk(ast.parse(path.read_text()))
+            modules = {a.asname or a.name for n in nodes if isinstance(n, ast.ImportFrom)
+                       and n.level == 0 and (n.module or "").split(".")[0] == "graphrun"
+                       for a in n.names if _is_module(f"{n.module}.{a.name}")}
+            found += [f"{path.relative_to(root)}:{n.lineno}: {ast.unparse(n)}" for n in nodes
+                      if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                      and n.value.id in modules and n.attr.startswith("_")
+                      and not n.attr.startswith("__")]
+    return found
+
+
+def _is_module(dotted: str) -> bool:
+    path = PACKAGE.parent / dotted.replace(".", "/")
+    return (path.with_suffix(".py").exists() or (path / "__init__.py").exists()) \
+        and path.name not in PRIVATE_MODULES
+
+
+def test_no_module_reads_another_modules_private_names() -> None:
+    assert _private_reads() == []
+
+
+def test_thread_protocol_is_the_public_thread_handle() -> None:
+    """RemoteGraph, the CLI, the Server API and scheduled runs reach a thread's workflow
+    through `ThreadHandle` alone: none of them calls a private method of another."""
+    from graphrun.thread_handle import ThreadHandle
+
+    public = {n for n in vars(ThreadHandle) if not n.startswith("_")}
+    assert {"run", "live", "join", "cancel", "state", "history", "update",
+            "bulk_update", "stream_end"} <= public
+    for folder in ("graphrun", "activities"):
+        for path in sorted((PACKAGE.parent / folder).rglob("*.py")):
+            text = path.read_text()
+            for name in ("_run_once", "_start_with", "_adopt", "_update_once", "_prior"):
+                assert f"._{name[1:]}(" not in text or path.name == "thread_handle.py", \
+                    (path, name)
