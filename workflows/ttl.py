@@ -27,6 +27,7 @@ class ThreadExpiry:
         self.ttl = parse_ttl(ttl)
         self.expires_at = expires_at if self.ttl is not None else ""
         self.rearm = False  # a signal changed the TTL: the loop sets its timer again
+        self.removed = False  # a signal took the TTL away: the next run has none either
 
     def refresh(self) -> None:
         """The thread changed (or was read, with refresh on read): its TTL starts again."""
@@ -36,6 +37,7 @@ class ThreadExpiry:
     def replace(self, ttl: lifetime.ThreadTTL | None) -> None:
         """A new TTL (None: none), counted from now."""
         self.ttl, self.expires_at, self.rearm = ttl, "", True
+        self.removed = ttl is None
         self.refresh()
 
     def touch(self) -> None:
@@ -49,9 +51,11 @@ class ThreadExpiry:
         return bool(self.expires_at) and datetime.fromisoformat(self.expires_at) <= workflow.now()
 
     def carried(self, given: dict[str, Any] | None) -> dict[str, Any] | None:
-        """The TTL the next run starts with: this one, or the one it started with when
-        that did not parse."""
-        return given if self.ttl is None else self.ttl.model_dump()
+        """The TTL the next run starts with: this one, none once it was taken away, or
+        the one it started with when that did not parse."""
+        if self.ttl is not None:
+            return self.ttl.model_dump()
+        return None if self.removed else given
 
 
 async def delete_thread() -> None:

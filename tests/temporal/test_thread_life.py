@@ -197,7 +197,6 @@ class _EarlierGraphWorkflow(GraphWorkflow):
         return await super().run(req)
 
     def _lives_now(self) -> bool:
-        self._lives = False
         return False
 
 
