@@ -501,8 +501,7 @@ def close(app: Any) -> None:
     """Stop every feed of this process (the app is shutting down)."""
     found = getattr(app.state, "protocol_hub", None)
     for feed in list(found.feeds.values()) if found is not None else []:
-        if feed._reader is not None:
-            feed._reader.cancel()
+        feed.stop()
 
 
 def hub(conn: HTTPConnection) -> Hub:
@@ -553,6 +552,10 @@ class Feed:
         if self.users or self.owner.feeds.get(self.thread_id) is not self:
             return
         del self.owner.feeds[self.thread_id]
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop reading the thread's stream."""
         if self._reader is not None:
             self._reader.cancel()
 

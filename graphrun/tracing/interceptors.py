@@ -245,13 +245,13 @@ class _WorkflowInbound(temporalio.worker.WorkflowInboundInterceptor):
         super().init(_WorkflowOutbound(outbound, self))
 
     @property
-    def _on(self) -> bool:
+    def traced(self) -> bool:
         """Only graph threads are traced (not the Server API's record workflows)."""
         if self._graph is None:
             self._graph = temporalio.workflow.info().workflow_type == WORKFLOW_TYPE
         return self._graph
 
-    def _random(self) -> random.Random:
+    def rng(self) -> random.Random:
         if self._rng is None:  # its own stream: the workflow's random is left as it is
             self._rng = temporalio.workflow.new_random("graphrun-tracing")
         return self._rng
@@ -273,7 +273,7 @@ class _WorkflowInbound(temporalio.worker.WorkflowInboundInterceptor):
         for b in self._tracing.backends:
             parent = _carrier(headers, b.header) if headers else None
             spans.append(_Span(b, b.wf_open(WORKFLOW_TYPE, parent, metadata, inputs,
-                                            self._random())))
+                                            self.rng())))
         inv = _Invocation(spans)
         self._invocations[key] = inv
         return inv
@@ -302,7 +302,7 @@ class _WorkflowInbound(temporalio.worker.WorkflowInboundInterceptor):
         task.add_done_callback(self._waiting.discard)
 
     async def handle_update_handler(self, input: temporalio.worker.HandleUpdateInput) -> Any:
-        if not self._on or input.update not in ("invoke", "update_state", "bulk_update_state"):
+        if not self.traced or input.update not in ("invoke", "update_state", "bulk_update_state"):
             return await super().handle_update_handler(input)
         self._open(input.id, input.headers, input.update)
         try:
@@ -314,7 +314,7 @@ class _WorkflowInbound(temporalio.worker.WorkflowInboundInterceptor):
         return result
 
     async def handle_signal(self, input: temporalio.worker.HandleSignalInput) -> None:
-        if not self._on or input.signal != "resume":
+        if not self.traced or input.signal != "resume":
             await super().handle_signal(input)
             return
         inst = temporalio.workflow.instance()
@@ -353,7 +353,7 @@ class _WorkflowOutbound(temporalio.worker.WorkflowOutboundInterceptor):
         self.root = root
 
     def _open_node(self, input: Any) -> list[_Span] | None:
-        if input.activity not in NODE_ACTIVITIES or not input.args or not self.root._on:
+        if input.activity not in NODE_ACTIVITIES or not input.args or not self.root.traced:
             return None
         inv = self.root.node_parent(input.activity)
         if inv is None:
@@ -369,7 +369,7 @@ class _WorkflowOutbound(temporalio.worker.WorkflowOutboundInterceptor):
         headers = dict(input.headers)
         for parent in inv.spans:
             b = parent.backend
-            handle = b.wf_open(name, parent.handle, metadata, inputs, self.root._random())
+            handle = b.wf_open(name, parent.handle, metadata, inputs, self.root.rng())
             headers[b.header] = _payload(b.wf_carrier(handle))
             spans.append(_Span(b, handle))
         input.headers = headers
