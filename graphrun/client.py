@@ -292,7 +292,8 @@ class GraphClient:
             "ThreadRecord", RecordStart(thread_id=thread_id,
                                         ttl=None if ttl is None else ttl.model_dump(),
                                         index_metadata=self.index_metadata,
-                                        search_attributes=self.search_attributes),
+                                        search_attributes=self.search_attributes,
+                                        lives=True),
             id=self.workflow_id(thread_id), task_queue=self.task_queue,
             memo={"metadata": metadata, **({"ttl": ttl.model_dump()} if ttl else {})},
             # Refused while any run of the id is kept (an earlier version's closed thread
@@ -344,7 +345,8 @@ class GraphClient:
                 await self.client.start_workflow(
                     "ThreadRecord", RecordStart(thread_id=thread_id,
                                                 index_metadata=self.index_metadata,
-                                                search_attributes=self.search_attributes),
+                                                search_attributes=self.search_attributes,
+                                                lives=True),
                     id=handle.id, task_queue=self.task_queue, memo={"metadata": metadata},
                     id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
                     search_attributes=self.thread_attributes(
@@ -466,7 +468,7 @@ class RemoteGraph(RunnableGraph):
                             history_event_limit=self.gc.history_event_limit,
                             search_attributes=self.gc.search_attributes,
                             upsert_changes_only=self.gc.search_attributes, runs=runs or [],
-                            index_metadata=self.gc.index_metadata)
+                            index_metadata=self.gc.index_metadata, lives=True)
 
     @staticmethod
     def raise_failure(result: RunResult) -> None:

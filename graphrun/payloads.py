@@ -261,6 +261,10 @@ class StartRequest(_Wire):
     expires_at: str = ""
     index_metadata: list[str] | None = None
     keep: bool = False
+    # Started by a client that knows threads live (the `graphrun-thread-lives` patch):
+    # the workflow needs no patch marker to tell, which would cost each new thread a
+    # marker and a TemporalChangeVersion upsert. False in histories from before it.
+    lives: bool = False
 
 
 class RecordStart(_Wire):
@@ -271,6 +275,7 @@ class RecordStart(_Wire):
     expires_at: str = ""
     index_metadata: list[str] | None = None
     search_attributes: bool = True
+    lives: bool = False  # as StartRequest.lives
 
 
 class ThreadResult(_Wire):

@@ -249,7 +249,7 @@ class GraphWorkflow(MetadataUpdate):
         a history from before that closed it replays as it ran)."""
         lives = self._state.lives
         if lives is None:
-            lives = self._state.lives = workflow.patched(LIVES)
+            lives = self._state.lives = self._req.lives or workflow.patched(LIVES)
         return lives
 
     def _begin_life(self, req: StartRequest) -> None:

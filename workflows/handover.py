@@ -27,7 +27,7 @@ def carried_request(req: StartRequest, thread: engine.Thread, deadlines: dict[st
         search_attributes=req.search_attributes,
         upsert_changes_only=req.upsert_changes_only, deadlines=dict(deadlines),
         stream=stream, runs=runs, ttl=ttl, expires_at=expires_at,
-        index_metadata=req.index_metadata, keep=req.keep)
+        index_metadata=req.index_metadata, keep=req.keep, lives=True)
 
 
 def final_result(req: StartRequest, spec: GraphSpec, thread: engine.Thread,

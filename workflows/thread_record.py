@@ -42,7 +42,7 @@ class ThreadRecord(MetadataUpdate):
 
     @workflow.run
     async def run(self, start: RecordStart | None = None) -> None:
-        if not workflow.patched(LIVES):
+        if not (self._start.lives or workflow.patched(LIVES)):
             return  # a record from before threads lived: its memo was the point
         if self._ttl is not None and not self._expires_at:
             self._refresh_ttl()
@@ -88,7 +88,7 @@ class ThreadRecord(MetadataUpdate):
             if workflow.info().is_continue_as_new_suggested():
                 workflow.continue_as_new(self._start.model_copy(update={
                     "ttl": None if self._ttl is None else self._ttl.model_dump(),
-                    "expires_at": self._expires_at}))
+                    "expires_at": self._expires_at, "lives": True}))
 
     @workflow.signal
     def adopt(self, req: StartRequest, stamp: dict[str, Any] | None = None) -> None:

@@ -512,6 +512,27 @@ async def record_record_adopted(gc: GraphClient) -> None:
     await _save(gc.client.get_workflow_handle(gc.workflow_id("adopted")), "adopted_thread")
 
 
+async def record_lives_declared(gc: GraphClient) -> None:
+    """A thread record and a thread whose starts say they live (StartRequest.lives): no
+    patch marker in either; the record adopted by its first run, the thread done, run
+    again and answered, open throughout."""
+    await gc.create_thread("declared-record", metadata={"graph_id": "approval"})
+    record = gc.client.get_workflow_handle(gc.workflow_id("declared-record"))
+    first = (await record.describe()).run_id
+    out = await gc.graph("approval").ainvoke({"amount": 4}, _cfg("declared-record"))
+    assert INTERRUPT in out, out
+    await _save(gc.client.get_workflow_handle(gc.workflow_id("declared-record"), run_id=first),
+                "record_lives_declared")
+    g, cfg = gc.graph("approval"), _cfg("declared")
+    for amount in (5, 6):
+        out = await g.ainvoke({"amount": amount}, cfg)
+        assert INTERRUPT in out, out
+        await g.ainvoke(Command(resume=True), cfg)
+    handle = gc.client.get_workflow_handle(gc.workflow_id("declared"))
+    assert (await handle.describe()).status.name == "RUNNING"
+    await _save(handle, "lives_declared")
+
+
 async def record_stateless_webhook(gc: GraphClient) -> None:
     """slow, as a stateless background run of the Server API: its webhook sent with header
     templates and allowed fields, and its thread deleted once the run has ended
@@ -574,7 +595,7 @@ RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "streamed", "agent", "runs", "server_records",
              "resolved", "relayed", "subgraph_fork", "max_concurrency",
              "step_timeout", "cancel_kept", "thread_lives", "record_adopted",
-             "stateless_webhook"]
+             "stateless_webhook", "lives_declared"]
 
 
 async def main(names: list[str]) -> None:

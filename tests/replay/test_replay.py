@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio.client import WorkflowHistory
@@ -42,7 +43,8 @@ def test_expected_histories_present() -> None:
                          "relayed.json", "max_concurrency.json", "subgraph_fork.json",
                          "step_timeout.json", "cancel_kept.json", "thread_lives.json",
                          "record_adopted.json", "adopted_thread.json",
-                         "stateless_webhook.json"}
+                         "stateless_webhook.json", "lives_declared.json",
+                         "record_lives_declared.json"}
     assert (HISTORIES / STORED).exists()
     assert (HISTORIES / BAD).exists()
 
@@ -75,6 +77,23 @@ async def test_record_adopted_continues_as_the_threads_graph_workflow() -> None:
 async def test_a_thread_that_lives_stays_open() -> None:
     events = _load("thread_lives.json").events
     assert not any(e.HasField("workflow_execution_completed_event_attributes") for e in events)
+
+
+def _markers(events: Any) -> list[str]:
+    return [e.marker_recorded_event_attributes.marker_name for e in events
+            if e.HasField("marker_recorded_event_attributes")]
+
+
+async def test_threads_started_saying_they_live_need_no_patch_marker() -> None:
+    """A start that says the thread lives (StartRequest.lives, RecordStart.lives) spares
+    each new thread the patch's marker and its TemporalChangeVersion upsert; a history
+    from a start that did not say so still decides by the marker (thread_lives.json)."""
+    for name in ("lives_declared.json", "record_lives_declared.json"):
+        events = _load(name).events
+        assert _markers(events) == [], name
+        assert not any(e.HasField("workflow_execution_completed_event_attributes")
+                       for e in events), name
+    assert _markers(_load("thread_lives.json").events) != []
 
 
 async def test_looping_first_run_continued_as_new() -> None:
