@@ -127,9 +127,8 @@ class ThreadHandle:
                   ) -> RunResult:
         """One run on the thread, as `ainvoke`, the CLI and the Server API send it:
         `input` (a Command to resume), `options` the invocation's (stream_mode,
-        interrupt_before, ...), `kw` how the run is sent
-        (`run_id`, `record` of the Server API, `background`, `stream`, `stream_to`,
-        `multitask`, `webhook`, ...). Its RunResult: values, interrupts, status.
+        interrupt_before, ...), `kw` how the run is sent (`run_id`, `record` of the
+        Server API, `background`, `stream`, `stream_to`, `multitask`, `webhook`, ...). Its RunResult: values, interrupts, status.
         Sent again once a thread record that was still completing has closed (a thread
         the Server API created just before: its record takes no run).
 
@@ -186,14 +185,14 @@ class ThreadHandle:
             await asyncio.sleep(0.02)
 
     async def _run_once(self, input: Any, options: Mapping[str, Any], *,
-                        stream: bool = False,
-                        stream_to: str = "",
-                   accepted: Callable[[str], None] | None = None, run_id: str | None = None,
-                   record: Mapping[str, Any] | None = None, multitask: str = "",
-                   background: bool = False, webhook: str = "", after_seconds: float = 0,
-                   webhook_options: Mapping[str, Any] | None = None,
-                   thread_metadata: Mapping[str, Any] | None = None,
-                   delete_after: bool = False) -> RunResult:
+                        stream: bool = False, stream_to: str = "",
+                        accepted: Callable[[str], None] | None = None,
+                        run_id: str | None = None, record: Mapping[str, Any] | None = None,
+                        multitask: str = "", background: bool = False, webhook: str = "",
+                        after_seconds: float = 0,
+                        webhook_options: Mapping[str, Any] | None = None,
+                        thread_metadata: Mapping[str, Any] | None = None,
+                        delete_after: bool = False) -> RunResult:
         """Invoke the thread and wait for the run to stop. `accepted` is told the workflow
         run id once the workflow has taken the invocation (a live reader starts then).
 

@@ -283,19 +283,16 @@ class GraphWorkflow(MetadataUpdate):
 
     def invocations_taken(self) -> int:
         """How many invocations the thread has taken in (numbered 1, 2, ...)."""
-        st = getattr(self, "_state", None)
-        return 0 if st is None else st.count
+        return self._state.count
 
     def current_invocation(self) -> tuple[int, str] | None:
         """The invocation being processed: its number and its run id ("" if none)."""
-        st = getattr(self, "_state", None)
-        current = None if st is None else st.current
+        current = self._state.current
         return None if current is None else (current.number, current.run_id)
 
     def result_of(self, number: int) -> RunResult | None:
         """The result of invocation `number`, once it has one."""
-        st = getattr(self, "_state", None)
-        return None if st is None else st.results.get(number)
+        return self._state.results.get(number)
 
     # -- invocations ----------------------------------------------------------------
     @workflow.update
