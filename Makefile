@@ -20,7 +20,7 @@ demo: venv
 	$(PY) -m examples.demo
 
 test: venv
-	$(PY) -m pytest -q -n 2 --tb=line
+	$(PY) -m pytest -q -n 3 --tb=line
 
 bench: venv
 	$(PY) -m bench

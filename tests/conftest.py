@@ -28,6 +28,11 @@ _FOLDER_MARKERS = {
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Modules with a slow test first: `make test` deals out whole modules (xdist's
+    # loadscope, in this order), so the long ones start early and the short ones fill in
+    # at the end, instead of one worker running a 50 s test alone after the others.
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
     for item in items:
         try:
             folder = item.path.relative_to(_TESTS_DIR).parts[0]

@@ -41,6 +41,7 @@ def _state(w: CLIWorker, thread: str) -> dict:
     return json.loads(r.out)
 
 
+@pytest.mark.slow
 def test_invoke_state_threads_history_resume(cli_worker: CLIWorker) -> None:
     w, thread = cli_worker, _thread()
 

@@ -67,6 +67,7 @@ def _asked(w: CLIWorker) -> tuple[str, str]:
     return thread, data["interrupts"][0]["id"]
 
 
+@pytest.mark.slow
 def test_a_refused_answer_is_one_line_and_changes_nothing(worker: CLIWorker) -> None:
     w = worker
     thread, iid = _asked(w)
@@ -141,6 +142,7 @@ def _rows(w: CLIWorker, *args: str) -> list[dict]:
     return _json(w.run("threads", "--graph", "purchase", "--json", *args))
 
 
+@pytest.mark.slow
 def test_threads_lists_a_thread_once_by_its_latest_run(worker: CLIWorker) -> None:
     w = worker
     thread = _tid("again")
@@ -174,6 +176,7 @@ def _big(tmp_path: Path, value: object) -> str:
     return f"@{path}"
 
 
+@pytest.mark.slow
 def test_a_5mb_input_or_answer_is_refused_in_one_line_before_it_is_sent(
         worker: CLIWorker, tmp_path: Path) -> None:
     w = worker

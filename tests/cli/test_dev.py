@@ -11,6 +11,7 @@ from tests.cli.helpers import Background, free_port, run_cli
 pytestmark = pytest.mark.temporal
 
 
+@pytest.mark.slow
 def test_dev_serves_examples_persists_and_stops_on_ctrl_c(tmp_path) -> None:
     state_dir = tmp_path / "state"
     dev = Background.start("dev", "--no-ui", "--port", str(free_port()),

@@ -23,6 +23,7 @@ def _start(state_dir, *extra: str) -> tuple[Background, str]:
     return dev, line.split("Temporal dev server:")[1].split()[0]
 
 
+@pytest.mark.slow
 def test_dev_stores_large_payloads_beside_its_state(tmp_path) -> None:
     state_dir = tmp_path / "state"
     payloads = state_dir.resolve() / "payloads"
@@ -54,6 +55,7 @@ def test_dev_stores_large_payloads_beside_its_state(tmp_path) -> None:
         dev.kill()
 
 
+@pytest.mark.slow
 def test_dev_without_payload_store_keeps_payloads_in_history(tmp_path) -> None:
     dev, address = _start(tmp_path / "state", "--no-payload-store")
     try:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from langgraph_sdk import get_client
 
 from tests.server.conftest import _free_port
@@ -97,6 +98,7 @@ async def _interrupted(client: Any, graph_id: str, thread_id: str) -> dict[str, 
     raise AssertionError(f"thread {thread_id} not listed as interrupted: {found}")
 
 
+@pytest.mark.slow
 async def test_kill_9_mid_approval_and_two_apis_on_one_thread(dev_server: Any,
                                                               tmp_path: Path) -> None:
     graph_id = f"durable_{uuid.uuid4().hex[:8]}"  # a search by graph finds only ours

@@ -155,6 +155,7 @@ def _worker(address: str, queue: str) -> subprocess.Popen[str]:
         stderr=subprocess.DEVNULL)
 
 
+@pytest.mark.slow
 async def test_question_survives_a_killed_worker(temporal_client: Any,
                                                  dev_server: Any) -> None:
     """`graphrun worker --graph examples.agent_approval:agent` serves LangChain's object;

@@ -88,6 +88,7 @@ async def test_chunks_arrive_while_the_node_runs_and_a_reader_reconnects(tempora
     assert [c["i"] for _, c in got] == list(range(50))
 
 
+@pytest.mark.slow
 async def test_stream_goes_on_across_a_worker_that_dies_mid_node(dev_server, temporal_client,
                                                                  tmp_path: Path):
     """The worker is killed 1.5 s into a 3 s node that streams a chunk every 0.1 s. The

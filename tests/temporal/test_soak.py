@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from temporalio.api.enums.v1 import EventType
 
 from graphrun import Command
@@ -52,6 +53,7 @@ async def _each(items: list[str], fn: Any) -> list[Any]:
     return await asyncio.gather(*(one(i) for i in items))
 
 
+@pytest.mark.slow
 async def test_threads_survive_a_worker_killed_mid_resume(dev_server: Any,
                                                           temporal_client: Any,
                                                           tmp_path: Path) -> None:

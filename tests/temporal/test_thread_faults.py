@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from graphrun import Command
 from graphrun.client import GraphClient
@@ -39,6 +40,7 @@ async def _each(items: list[Any], fn: Any) -> list[Any]:
     return await asyncio.gather(*(one(i) for i in items))
 
 
+@pytest.mark.slow
 async def test_closed_executions_deleted_under_load(temporal_client: Any,
                                                     task_queue: str) -> None:
     name = f"faults-{uuid.uuid4().hex[:8]}"
@@ -124,6 +126,7 @@ async def _up(http: httpx.AsyncClient, proc: subprocess.Popen[bytes]) -> None:
     raise AssertionError("the API did not start")
 
 
+@pytest.mark.slow
 async def test_api_and_worker_killed_while_threads_wait(dev_server: Any) -> None:
     queue = f"faults-{uuid.uuid4()}"
     conn = ["--address", dev_server.address, "--task-queue", queue]

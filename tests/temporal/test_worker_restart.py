@@ -10,6 +10,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from graphrun import Command
 from graphrun.client import GraphClient
 
@@ -22,6 +24,7 @@ def _start_worker(address: str, queue: str, journal: Path) -> subprocess.Popen[s
     return proc
 
 
+@pytest.mark.slow
 async def test_paused_thread_resumes_on_a_new_worker_process(dev_server: Any,
                                                              temporal_client: Any,
                                                              tmp_path: Path) -> None:
@@ -52,6 +55,7 @@ async def test_paused_thread_resumes_on_a_new_worker_process(dev_server: Any,
     assert lines[0][1] == str(first.pid) and lines[-1][1] == str(second.pid)
 
 
+@pytest.mark.slow
 async def test_a_node_whose_worker_dies_runs_again_on_a_new_worker(dev_server: Any,
                                                                    temporal_client: Any,
                                                                    tmp_path: Path) -> None:

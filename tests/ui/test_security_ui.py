@@ -112,6 +112,7 @@ async def _browser(pw: Any) -> Any:
     return await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 async def test_encrypted_thread_is_readable_only_through_the_codec_server(
         ui: UI, tmp_path: Path) -> None:

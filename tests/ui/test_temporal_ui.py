@@ -58,6 +58,7 @@ def _require_browser() -> None:
     pytest.skip(missing)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_paused_thread_is_visible_in_the_web_ui(tmp_path: Path) -> None:
     _require_browser()

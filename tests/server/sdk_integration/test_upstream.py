@@ -84,6 +84,7 @@ def _short(message: str, limit: int = 400) -> str:
     return line if len(line) <= limit else line[:limit] + "..."
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)  # run_upstream gives up first, with a clearer message
 def test_langgraph_sdk_integration_suite(upstream: Upstream, sdk_api: Served,
                                          tmp_path: Path) -> None:
