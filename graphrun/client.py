@@ -10,9 +10,17 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from temporalio.client import (
     Client,
@@ -540,7 +548,7 @@ class RemoteGraph(RunnableGraph):
                ) -> Iterator[Any]:
         """`astream`'s chunks, from sync code (an event loop of its own, as `invoke`)."""
         loop = asyncio.new_event_loop()
-        chunks = self.astream(input, config, **options).__aiter__()
+        chunks = cast(AsyncGenerator[Any, None], self.astream(input, config, **options).__aiter__())
         try:
             while True:
                 try:

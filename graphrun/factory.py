@@ -169,7 +169,7 @@ def _is_runtime(annotation: Any) -> bool:
     return bool(args) and _is_runtime(args[0])
 
 
-def _runtime(access_context: str, config: dict[str, Any], store: Any, context: Any) -> Any:
+def _runtime(access_context: Any, config: dict[str, Any], store: Any, context: Any) -> Any:
     """langgraph_sdk's ServerRuntime for this call: the run's user (the API stamps it into
     the config) and a store (an empty in-memory one when the worker has none: the
     runtime's store is never None on LangGraph's server either)."""

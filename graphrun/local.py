@@ -17,7 +17,7 @@ import random
 import threading
 import time
 import typing
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -854,7 +854,7 @@ def _live_thread(steps: Callable[[Live], Iterator[list[tuple[Any, ...]]]]
 
 
 async def _live_task(steps: Callable[[Live], AsyncIterator[list[tuple[Any, ...]]]]
-                     ) -> AsyncIterator[list[tuple[Any, ...]]]:
+                     ) -> AsyncGenerator[list[tuple[Any, ...]], None]:
     """astream(): as `_live_thread`, with the run as a task of this event loop."""
     loop = asyncio.get_running_loop()
     q: asyncio.Queue[Any] = asyncio.Queue()

@@ -32,7 +32,7 @@ from graphrun.errors import GraphInterrupt, NodeFailedError
 from graphrun.stream import EVENTS
 from graphrun.types import Interrupt
 
-__all__ = ["EVENTS", "Relay", "Replay", "worker_run"]
+__all__ = ["AVAILABLE", "EVENTS", "Relay", "Replay", "worker_run"]
 
 # The parent of the runs a worker opens for its task: the caller's graph run stands for it.
 ROOT = UUID(int=0)
@@ -60,7 +60,7 @@ else:  # pragma: no cover - relaying needs langchain-core on both sides
 
 
 # -- the worker's side ------------------------------------------------------------------
-class Relay(BaseCallbackHandler):  # type: ignore[misc]
+class Relay(BaseCallbackHandler):
     """A callback handler that publishes what it hears as data (a node activity's)."""
 
     raise_error = False
@@ -122,7 +122,7 @@ class Relay(BaseCallbackHandler):  # type: ignore[misc]
                     serialized=serialized, prompts=list(prompts),
                     invocation_params=kwargs.get("invocation_params"))
 
-    def on_llm_new_token(self, token: str, *, chunk: Any = None, run_id: UUID,
+    def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: UUID,
                          parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         message = getattr(chunk, "message", None)
         self._send("llm_new_token", run_id, parent_run_id, token=token, message=message,
@@ -178,7 +178,7 @@ class Relay(BaseCallbackHandler):  # type: ignore[misc]
                    tags=list(tags or ()), metadata=dict(metadata or {}))
 
 
-class StreamingRelay(Relay, StreamingCallbackHandler):  # type: ignore[misc]
+class StreamingRelay(Relay, StreamingCallbackHandler):  # type: ignore[type-arg]
     """A Relay for a caller whose handlers stream (astream_events, astream_log): as a
     streaming handler it makes chat models stream their tokens and tasks their output,
     as they would in the caller's process, and relays those too."""

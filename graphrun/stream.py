@@ -31,7 +31,7 @@ CATCH_UP = 0.25  # seconds a reader may take to reach the end once the run has s
 
 
 def activity_publisher(stream_to: str, task_id: str
-                       ) -> tuple[Any, Callable[[tuple[Any, ...]], None]]:
+                       ) -> tuple[Any, Callable[..., None]]:
     """In a node activity: the stream client to enter, and the callback the runner calls
     with each chunk the node streams (from any thread).
 

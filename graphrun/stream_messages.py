@@ -86,7 +86,7 @@ class StreamMessages(BaseCallbackHandler, StreamingCallbackHandler[Any]):
             self._send(self.base, message, dedupe=True)
 
 
-class StreamMessagesV2(StreamMessages, V2StreamingCallbackHandler):  # type: ignore[misc]
+class StreamMessagesV2(StreamMessages, V2StreamingCallbackHandler):
     """The 'messages' mode of `stream_events(version="v3")`, as LangGraph's v2 handler:
     a chat model streams content-block events (`message-start`, `content-block-delta`,
     ..., `message-finish`), sent as `(event, metadata)` with the model's run id in the
@@ -105,7 +105,7 @@ class StreamMessagesV2(StreamMessages, V2StreamingCallbackHandler):  # type: ign
                          **kwargs: Any) -> None:
         pass  # v1 chunks: a model streams here through on_stream_event instead
 
-    def on_stream_event(self, event: dict[str, Any], *, run_id: UUID, **kwargs: Any) -> None:
+    def on_stream_event(self, event: Any, *, run_id: UUID, **kwargs: Any) -> None:
         metadata = self.runs.get(run_id)
         if metadata is None:
             return

@@ -75,17 +75,20 @@ __all__ = [
     "SUPPORTED",
     "ManagedValue",
     "PregelScratchpad",
+    "StreamMux",
     "StreamProtocol",
+    "collect_stream_modes",
+    "normalize_stream_transformers",
     "tool_node_reads_state",
 ]
 
 
 # stream_events(version="v3") (graphrun.run_stream): LangGraph's run streams are public
 # (langgraph.stream); the mux that feeds them and two helpers of Pregel's are not.
-from langgraph.pregel.main import (  # noqa: E402, F401 - for graphrun.run_stream
+from langgraph.pregel.main import (  # noqa: E402 - for graphrun.run_stream
     _collect_stream_modes as collect_stream_modes,
 )
-from langgraph.pregel.main import (  # noqa: E402, F401
+from langgraph.pregel.main import (  # noqa: E402
     _normalize_stream_transformer_factories as normalize_stream_transformers,
 )
-from langgraph.stream._mux import StreamMux  # noqa: E402, F401
+from langgraph.stream._mux import StreamMux  # noqa: E402

@@ -122,7 +122,7 @@ def _send(ctx: TaskContext, writes: Any) -> None:
                 f"which graphrun does not have.")
 
 
-NESTED_MODES = {"values", "updates", "tasks"}
+NESTED_MODES: set[Any] = {"values", "updates", "tasks"}  # StreamProtocol's modes
 
 
 def _writer(ctx: TaskContext) -> Callable[[Any], None]:

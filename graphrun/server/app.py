@@ -9,7 +9,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from importlib import metadata
-from typing import Any
+from typing import Any, cast
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -102,8 +102,8 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     off = http.disabled
     app = FastAPI(title="graphrun", description="The LangGraph Server API, served from "
                   "Temporal by graphrun.", version=VERSION, lifespan=_lifespan,
-                  **({"docs_url": None, "redoc_url": None, "openapi_url": None}
-                     if "meta" in off else {}))
+                  **cast(dict[str, Any], {"docs_url": None, "redoc_url": None,
+                                          "openapi_url": None} if "meta" in off else {}))
     app.state.http = http
     app.state.webhooks = webhooks or WebhookPolicy()
     app.state.server = Server(gc, graphs)

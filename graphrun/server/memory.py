@@ -18,9 +18,9 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
-from langgraph.store.base import GetOp, Op, PutOp, Result, SearchOp
+from langgraph.store.base import GetOp, Item, Op, PutOp, Result, SearchOp, TTLConfig
 from langgraph.store.memory import InMemoryStore
 
 _Key = tuple[tuple[str, ...], str]
@@ -36,7 +36,7 @@ class TTLInMemoryStore(InMemoryStore):
     def __init__(self, *, index: Any = None, ttl: dict[str, Any] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(index=index)
-        self.ttl_config = dict(ttl) if ttl else None  # BaseStore reads its defaults
+        self.ttl_config = cast(TTLConfig, dict(ttl)) if ttl else None  # BaseStore reads it
         self._clock = clock
         self._ttl: dict[_Key, float] = {}  # an item's TTL, minutes
         self._expires: dict[_Key, float] = {}  # when it expires, on the clock
@@ -136,7 +136,8 @@ class TTLInMemoryStore(InMemoryStore):
                 self._refresh((op.namespace, op.key), now)
             elif isinstance(op, SearchOp) and op.refresh_ttl and isinstance(result, list):
                 for item in result:
-                    self._refresh((tuple(item.namespace), item.key), now)
+                    if isinstance(item, Item):  # a search answers items
+                        self._refresh((tuple(item.namespace), item.key), now)
 
     def _refresh(self, k: _Key, now: float) -> None:
         if k in self._ttl:

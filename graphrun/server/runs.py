@@ -438,7 +438,7 @@ async def cancel_many(body: RunsCancel, request: Request,
         threads = [run.id[len(server.gc.id_prefix):] async for run in
                    server.gc.client.list_workflows(_busy_threads(
                        server, auth.visibility_filter(owned)))]
-        chosen = {t: None for t in threads}
+        chosen: dict[str, set[str] | None] = {t: None for t in threads}
     else:
         if not body.thread_id or not body.run_ids:
             raise ValueError("Give 'thread_id' and 'run_ids', or a 'status'.")

@@ -168,11 +168,12 @@ def extract(thread: dict[str, Any], paths: dict[str, list[str | int]]) -> dict[s
     for alias, steps in paths.items():
         node: Any = thread
         for step in steps:
-            if (isinstance(step, int) and isinstance(node, list) and -len(node) <= step < len(
-                    node)) or (isinstance(step, str) and isinstance(node, dict) and step in node):
-                node = node[step]
-            else:
+            in_list = isinstance(step, int) and isinstance(node, list) and (
+                -len(node) <= step < len(node))
+            in_dict = isinstance(step, str) and isinstance(node, dict) and step in node
+            if not (in_list or in_dict):
                 node = None
                 break
+            node = node[step]
         out[alias] = node
     return out
