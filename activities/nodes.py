@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from temporalio import activity
@@ -48,6 +51,16 @@ async def _task_state(task_id: str, types: Any) -> Any:
         raise RuntimeError(f"workflow {info.workflow_id} no longer runs task {task_id}")
     return serde.loads(answer["state"], types)
 
+
+
+async def _in_thread(executor: Any, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+                     ) -> Any:
+    """`asyncio.to_thread` (the context goes along), on the worker's node threads when it
+    has its own (`create_worker(node_threads=...)`)."""
+    if executor is None:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+    call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(executor, call)
 
 @activity.defn(name="run_node")
 async def run_node(call: NodeCall) -> NodeResult:
@@ -110,6 +123,7 @@ async def run_node(call: NodeCall) -> NodeResult:
         trace = relay.worker_run(lambda event: live(event, attempt), types,
                                  streaming=call.callbacks == "stream")
     store = registry.store(call.graph)  # the worker's: never part of the call's data
+    threads = registry.executor(call.graph)
     entered = caching.enter(cache)  # for the node's @task calls and the graphs it runs
     try:
         async with publisher:
@@ -118,13 +132,13 @@ async def run_node(call: NodeCall) -> NodeResult:
                                          live=live, trace=trace, store=store)
             elif trace is not None:  # as the caller's async run reports it (a sync node's
                 # output streamed, a subgraph run async), on a loop of its own
-                result = await asyncio.to_thread(asyncio.run, arun_task(
+                result = await _in_thread(threads, asyncio.run, arun_task(
                     spec, task_call, config, resume_map=resume_map, live=live, trace=trace,
                     store=store))
             else:  # a sync node (or a subgraph, whose nodes may be sync) must not block
                 # the worker's event loop: heartbeats and other activities run there
-                result = await asyncio.to_thread(run_task, spec, task_call, config,
-                                                 resume_map=resume_map, live=live, store=store)
+                result = await _in_thread(threads, run_task, spec, task_call, config,
+                                          resume_map=resume_map, live=live, store=store)
     finally:
         caching.leave(entered)
         if beat is not None:
@@ -134,8 +148,8 @@ async def run_node(call: NodeCall) -> NodeResult:
         policy = matching_policy(node.retry_policy, error)
         retry = policy is not None and activity.info().attempt < policy.max_attempts
         if not retry and node.error_handler is not None:  # its retries are used up
-            result = await asyncio.to_thread(handle_error, spec, task_call, config, result,
-                                             store)
+            result = await _in_thread(threads, handle_error, spec, task_call, config, result,
+                                      store)
     if result.exception is not None:
         error = result.exception
         named = result.error or {"type": type(error).__name__, "message": str(error)}
@@ -168,6 +182,7 @@ async def route_update(call: UpdateCall) -> NodeResult:
     except (UndeclaredTypeError, ValueError) as exc:
         raise _refuse("update_state values refused", exc) from None
     # The routing functions get the worker's store, as the nodes do (never the call's data).
-    writes, update = await asyncio.to_thread(node_writes, spec, call.node, values, current,
-                                             config, store=registry.store(call.graph))
+    writes, update = await _in_thread(registry.executor(call.graph), node_writes, spec,
+                                      call.node, values, current, config,
+                                      store=registry.store(call.graph))
     return NodeResult(writes=serde.dumps(writes), update=serde.dumps(update))

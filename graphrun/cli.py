@@ -138,6 +138,130 @@ def _metrics_argument(p: argparse.ArgumentParser) -> None:
                         "http://HOST:PORT/metrics")
 
 
+def _env_default(flag: str) -> str | None:
+    """A worker flag's default from the environment: --node-threads from
+    GRAPHRUN_NODE_THREADS, and so on."""
+    return os.environ.get("GRAPHRUN_" + flag.lstrip("-").replace("-", "_").upper()) or None
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n}: at least 1")
+    return n
+
+
+def _seconds(text: str) -> float:
+    try:
+        s = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= s < 86400:
+        raise argparse.ArgumentTypeError(f"{s:g} s: from 0 to less than a day")
+    return s
+
+
+def _fractions(text: str) -> tuple[float, float]:
+    try:
+        cpu, memory = (float(p) for p in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected CPU,MEMORY target fractions, e.g. 0.8,0.8") from None
+    if not (0 < cpu <= 1 and 0 < memory <= 1):
+        raise argparse.ArgumentTypeError(f"{text!r}: each fraction in (0, 1]")
+    return cpu, memory
+
+
+def _bind(text: str) -> str:
+    from graphrun.health import parse_bind
+
+    try:
+        parse_bind(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+# (flag, type, metavar, help): each also read from GRAPHRUN_<FLAG> (see _env_default).
+WORKER_FLAGS: list[tuple[str, Any, str, str]] = [
+    ("--max-cached-workflows", _count, "N",
+     "threads kept in the worker's memory between their tasks (Temporal's sticky cache, "
+     "default 500, about 0.1 MB each); an evicted thread is replayed from its history "
+     "when it next runs"),
+    ("--max-concurrent-nodes", _count, "N",
+     "node activities run at once (Temporal's max_concurrent_activities, default 100)"),
+    ("--max-concurrent-workflow-tasks", _count, "N",
+     "workflow tasks at once (default 100)"),
+    ("--resource-tuner", _fractions, "CPU,MEMORY",
+     "instead of fixed slots, Temporal's resource-based tuner: take work while the "
+     "process stays under these fractions of CPU and memory, e.g. 0.8,0.8"),
+    ("--node-threads", _count, "N",
+     "threads for sync nodes (default: asyncio's default pool, min(32, CPUs + 4))"),
+    ("--graceful-shutdown", _seconds, "SECONDS",
+     "on SIGTERM or Ctrl-C, stop taking work and let running nodes finish for this long, "
+     "then cancel them (they run again on another worker); a second signal stops at "
+     "once (default 20)"),
+    ("--health-bind", _bind, "HOST:PORT",
+     "serve GET /healthz (alive) and /readyz (polling, Temporal reachable; 503 while "
+     "draining) at HOST:PORT"),
+]
+
+
+def _worker_arguments(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("worker options (each also GRAPHRUN_<FLAG>, e.g. "
+                                 "GRAPHRUN_NODE_THREADS)")
+    for flag, kind, metavar, text in WORKER_FLAGS:
+        group.add_argument(flag, type=kind, default=None, metavar=metavar, help=text)
+
+
+def _worker_options(args: argparse.Namespace) -> dict[str, Any]:
+    """create_worker's keyword arguments from the worker flags and their environment."""
+    from datetime import timedelta
+
+    got: dict[str, Any] = {}
+    for flag, kind, _, _ in WORKER_FLAGS:
+        name = flag.lstrip("-").replace("-", "_")
+        value = getattr(args, name, None)
+        if value is None and (text := _env_default(flag)) is not None:
+            try:
+                value = kind(text)
+            except argparse.ArgumentTypeError as exc:
+                env = "GRAPHRUN_" + name.upper()
+                raise CLIError(f"{env}: {exc}", 2) from None
+        got[name] = value
+    if got["resource_tuner"] and (got["max_concurrent_nodes"]
+                                  or got["max_concurrent_workflow_tasks"]):
+        raise CLIError("--resource-tuner decides the slots: drop --max-concurrent-nodes "
+                       "and --max-concurrent-workflow-tasks", 2)
+    options: dict[str, Any] = {}
+    if got["max_cached_workflows"] is not None:
+        options["max_cached_workflows"] = got["max_cached_workflows"]
+    if got["max_concurrent_nodes"] is not None:
+        options["max_concurrent_activities"] = got["max_concurrent_nodes"]
+    if got["max_concurrent_workflow_tasks"] is not None:
+        options["max_concurrent_workflow_tasks"] = got["max_concurrent_workflow_tasks"]
+    if got["resource_tuner"] is not None:
+        from temporalio.worker import WorkerTuner
+
+        cpu, memory = got["resource_tuner"]
+        options["tuner"] = WorkerTuner.create_resource_based(
+            target_cpu_usage=cpu, target_memory_usage=memory)
+    if got["node_threads"] is not None:
+        options["node_threads"] = got["node_threads"]
+    grace = got["graceful_shutdown"]
+    options["graceful_shutdown_timeout"] = timedelta(
+        seconds=DEFAULT_GRACE if grace is None else grace)
+    if got["health_bind"] is not None:
+        options["health_bind"] = got["health_bind"]
+    return options
+
+
+DEFAULT_GRACE = 20.0  # seconds: inside Kubernetes' default 30 s termination grace
+
+
 def _positive_days(text: str) -> int:
     try:
         days = int(text)
@@ -233,11 +357,7 @@ prints the tcld command and the Cloud UI steps that do, and exits 1.""")
     worker.add_argument("--cache", default=None, metavar="MODULE:ATTR",
                         help="LangGraph cache (BaseCache) for nodes and tasks with a "
                              "CachePolicy; default: each graph's compile(cache=...)")
-    worker.add_argument("--max-cached-workflows", type=int, default=None, metavar="N",
-                        help="threads kept in the worker's memory between their tasks "
-                             "(Temporal's sticky cache, default 500, about 0.1 MB each); "
-                             "an evicted thread is replayed from its history when it "
-                             "next runs")
+    _worker_arguments(worker)
     _metrics_argument(worker)
 
     srv = sub.add_parser("serve", parents=[conn], help="serve the LangGraph Server API",
@@ -871,13 +991,19 @@ def example_graphs() -> dict[str, Any]:
 
 
 def _stop_event() -> asyncio.Event:
-    """Set on SIGINT / SIGTERM."""
+    """Set on SIGINT / SIGTERM; its `again`, on the next one."""
     stop = asyncio.Event()
+    again = asyncio.Event()
+    stop.again = again  # type: ignore[attr-defined]
+
+    def signalled() -> None:
+        (again if stop.is_set() else stop).set()
+
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         # Windows: no signal handlers on the loop; Ctrl-C raises KeyboardInterrupt instead.
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, signalled)
     return stop
 
 
@@ -925,18 +1051,22 @@ def load_cache(spec: str) -> Any:
 
 async def _serve(client: Any, graphs: Mapping[str, Any], task_queue: str,
                  stop: asyncio.Event, metrics: bool = False, store: Any = None,
-                 cache: Any = None, max_cached_workflows: int | None = None) -> None:
+                 cache: Any = None, health_bind: str | None = None,
+                 **options: Any) -> None:
+    """Run a worker until `stop`, then drain it: no new work, running nodes get the
+    graceful-shutdown window, and a second signal (`stop.again`) ends the wait."""
+    from graphrun.health import WorkerHealth
     from graphrun.metrics import waiting_reporter
     from graphrun.worker import create_worker
 
     # The client brings its tracing (or none: --tracing and the environment decided).
-    options: dict[str, Any] = ({} if max_cached_workflows is None
-                               else {"max_cached_workflows": max_cached_workflows})
     worker = create_worker(client, graphs, task_queue=task_queue, tracing=None, store=store,
                            cache=cache, **options)
     reporter = (waiting_reporter(client, graphs) if metrics
                 else contextlib.nullcontext())
-    async with reporter:
+    health = (WorkerHealth(worker, client, health_bind) if health_bind
+              else contextlib.nullcontext())
+    async with reporter, health as probe:
         run = asyncio.ensure_future(worker.run())
         waiter = asyncio.ensure_future(stop.wait())
         done, _ = await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -944,8 +1074,30 @@ async def _serve(client: Any, graphs: Mapping[str, Any], task_queue: str,
             waiter.cancel()
             run.result()  # the worker stopped by itself: raise its error
             return
-        await worker.shutdown()
-        await run
+        if probe is not None:
+            probe.draining = True
+        grace = options.get("graceful_shutdown_timeout")
+        if grace and grace.total_seconds() > 0:
+            print_lines([f"draining: running nodes have {grace.total_seconds():g} s to "
+                         f"finish; signal again to stop now"])
+        shutdown = asyncio.ensure_future(worker.shutdown())
+        again = asyncio.ensure_future(_again(stop))
+        done, _ = await asyncio.wait({shutdown, again}, return_when=asyncio.FIRST_COMPLETED)
+        if shutdown in done:
+            again.cancel()
+            await run
+            return
+        # Stop now: the nodes still running are left to Temporal, which runs them again
+        # on another worker once their heartbeats stop.
+        print_lines(["stopping now"])
+
+
+async def _again(stop: asyncio.Event) -> None:
+    again = getattr(stop, "again", None)
+    if again is None:
+        await asyncio.Event().wait()
+    else:
+        await again.wait()
 
 
 def _graphs(args: argparse.Namespace, *, default_config: bool = False) -> dict[str, Any]:
@@ -1108,6 +1260,7 @@ async def cmd_setup(args: argparse.Namespace) -> int:
 
 
 async def cmd_worker(args: argparse.Namespace) -> int:
+    options = _worker_options(args)
     loaded = _graphs(args)
     graphs = _served(loaded)
     store = load_store(args.store) if args.store else None
@@ -1122,11 +1275,24 @@ async def cmd_worker(args: argparse.Namespace) -> int:
                  _encryption_line(conn.encryption), _storage_line(conn.payload_dir),
                  _tracing_line(gc), _metrics_line(conn.metrics_bind),
                  *([f"store: {args.store}"] if store is not None else []),
-                 *([f"cache: {args.cache}"] if cache is not None else []), "ready; Ctrl-C to stop"])
+                 *([f"cache: {args.cache}"] if cache is not None else []),
+                 *_worker_lines(options), "ready; Ctrl-C to stop"])
     await _serve(gc.client, graphs, conn.task_queue, stop, metrics=bool(conn.metrics_bind),
-                 store=store, cache=cache, max_cached_workflows=args.max_cached_workflows)
+                 store=store, cache=cache, **options)
     print_lines(["worker stopped"])
     return 0
+
+
+def _worker_lines(options: Mapping[str, Any]) -> list[str]:
+    grace = options["graceful_shutdown_timeout"].total_seconds()
+    lines = [f"on SIGTERM: running nodes get {grace:g} s to finish"]
+    if "tuner" in options:
+        lines.append("slots: Temporal's resource-based tuner")
+    if "node_threads" in options:
+        lines.append(f"sync nodes: {options['node_threads']} threads")
+    if "health_bind" in options:
+        lines.append(f"health: http://{options['health_bind']}/healthz and /readyz")
+    return lines
 
 
 def _metrics_line(bind: str | None) -> str:

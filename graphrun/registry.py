@@ -22,11 +22,14 @@ _GRAPHS: dict[Key, Any] = {}
 _LIMITS: dict[Key, InputLimits] = {}
 _STORES: dict[Key, Any] = {}
 _CACHES: dict[Key, Any] = {}
+_EXECUTORS: dict[Key, Any] = {}
 
 
 def register(name: str, graph: Any, limits: InputLimits | None = None,
-             store: Any = None, cache: Any = None, task_queue: str | None = None) -> None:
+             store: Any = None, cache: Any = None, task_queue: str | None = None,
+             executor: Any = None) -> None:
     for key in {(task_queue, name), (None, name)}:
+        _EXECUTORS[key] = executor
         _GRAPHS[key] = graph
         _LIMITS[key] = limits or InputLimits()
         # The worker's store and cache, else the graph's compile(store=..., cache=...):
@@ -54,6 +57,11 @@ def store(name: str) -> Any:
 def cache(name: str) -> Any:
     """The cache the cached nodes and tasks of graph `name` use on this worker."""
     return _CACHES.get(_key(name))
+
+
+def executor(name: str) -> Any:
+    """The threads sync nodes of graph `name` run on (None: the event loop's default)."""
+    return _EXECUTORS.get(_key(name))
 
 
 def limits(name: str) -> InputLimits:

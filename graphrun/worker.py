@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from temporalio.client import Client
@@ -43,7 +44,8 @@ def as_graphrun(graph: Any, name: str) -> Any:
 
 
 def _register(graphs: Mapping[str, Any], limits: InputLimits | None = None,
-              store: Any = None, cache: Any = None, task_queue: str | None = None) -> None:
+              store: Any = None, cache: Any = None, task_queue: str | None = None,
+              executor: Any = None) -> None:
     if not graphs:
         raise ValueError("create_worker needs at least one graph: graphs={'name': graph}.")
     for name, graph in graphs.items():
@@ -51,7 +53,7 @@ def _register(graphs: Mapping[str, Any], limits: InputLimits | None = None,
         if not hasattr(graph, "spec"):
             raise TypeError(f"graphs[{name!r}] is a {type(graph).__name__}, not a compiled "
                             f"graph. Pass builder.compile(name={name!r}).")
-        registry.register(name, graph, limits, store, cache, task_queue)
+        registry.register(name, graph, limits, store, cache, task_queue, executor)
         if getattr(graph, "step_timeout", None):
             # A run's limits travel with the run, so replays read them from history.
             warnings.warn(f"graphs[{name!r}].step_timeout is not applied by workers: set "
@@ -114,7 +116,8 @@ def _interceptors(given: Any, chosen: tracing_mod.GraphTracing | None) -> list[A
 
 def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str = "graphrun",
                   limits: InputLimits | None = None, tracing: tracing_mod.TracingLike = "auto",
-                  store: Any = None, cache: Any = None, **worker_options: Any) -> Worker:
+                  store: Any = None, cache: Any = None, node_threads: int | None = None,
+                  **worker_options: Any) -> Worker:
     """A temporalio Worker that runs GraphWorkflow and the node activity for `graphs`.
 
     Args:
@@ -147,7 +150,16 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
             looks entries up and stores them, so a hit costs an activity but runs no
             node code; share one cache (e.g. LangGraph's RedisCache) so that every
             worker's threads hit what any of them stored.
-        **worker_options: passed to temporalio's Worker. graphrun's defaults differ from
+        node_threads: threads for sync nodes (and sync subgraphs), this worker's own.
+            Default: the event loop's default executor, as `asyncio.to_thread` (on
+            Python 3.11, min(32, CPUs + 4) threads shared with the rest of the process).
+            Async nodes run on the event loop and need none.
+        **worker_options: passed to temporalio's Worker: ``max_concurrent_activities``
+            (nodes at once), ``max_concurrent_workflow_tasks``, ``tuner`` (e.g.
+            ``WorkerTuner.create_resource_based(...)``, instead of the two),
+            ``graceful_shutdown_timeout`` (how long `shutdown()` lets running nodes
+            finish before cancelling them; Temporal's default is none),
+            ``deployment_config``... graphrun's defaults differ from
             Temporal's in two: ``max_cached_workflows`` is 500 (threads kept in memory
             between their tasks, about 0.1 MB each; Temporal's default is 1,000), and
             workflow-task pollers autoscale (``PollerBehaviorAutoscaling``) unless
@@ -157,8 +169,12 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
     graphrun's metrics (graphrun.metrics) are recorded through the client's Runtime.
     """
     client = with_data_converter(client)
+    if node_threads is not None and node_threads < 1:
+        raise ValueError(f"node_threads={node_threads}: at least 1")
+    executor = (None if node_threads is None else ThreadPoolExecutor(
+        node_threads, thread_name_prefix=f"graphrun-node-{task_queue}"))
     _register(graphs, _payload_limits(limits, client.data_converter), store, cache,
-              task_queue)
+              task_queue, executor)
     for name in graphs if store is None else ():
         _warn_in_memory(name, registry.store(name))
     own = None if tracing_mod.of_client(client) is not None else tracing_mod.resolve(tracing)
