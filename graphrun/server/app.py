@@ -3,11 +3,13 @@ graphrun's errors to HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from datetime import timedelta
 from importlib import metadata
 from typing import Any, cast
 
@@ -61,6 +63,41 @@ async def _require_setup(gc: GraphClient | None) -> None:
     except Exception as exc:
         _log.warning("graphrun API: could not check the namespace's search attributes "
                      "at start (%s)", exc)
+
+
+HEALTH_TIMEOUT = 2.0  # seconds: a load balancer's probe gets its answer within this
+
+
+async def health_checks(gc: GraphClient, *, workers: bool = False) -> dict[str, str]:
+    """"healthy" or why not, for Temporal (a gRPC health check) and, if asked, the
+    workers (one has polled the task queue for workflow tasks lately)."""
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+
+    client = gc.client
+    out: dict[str, str] = {}
+    try:
+        serving = await asyncio.wait_for(client.service_client.check_health(
+            timeout=timedelta(seconds=HEALTH_TIMEOUT)), HEALTH_TIMEOUT)
+        out["temporal"] = "healthy" if serving else "unhealthy: not serving"
+    except Exception as exc:  # refused, unreachable, timed out
+        out["temporal"] = f"unhealthy: {type(exc).__name__}"
+    if workers:
+        if out["temporal"] != "healthy":
+            out["workers"] = "unknown: Temporal does not answer"
+            return out
+        try:
+            found = await asyncio.wait_for(client.workflow_service.describe_task_queue(
+                DescribeTaskQueueRequest(namespace=client.namespace,
+                                         task_queue=TaskQueue(name=gc.task_queue),
+                                         task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW)),
+                HEALTH_TIMEOUT)
+            out["workers"] = ("healthy" if found.pollers else
+                              f"unhealthy: no worker polls task queue {gc.task_queue!r}")
+        except Exception as exc:
+            out["workers"] = f"unhealthy: {type(exc).__name__}"
+    return out
 
 
 def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
@@ -133,8 +170,13 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     app.add_exception_handler(RuntimeError, _runtime)
 
     @app.get("/ok")
-    async def ok() -> dict[str, bool]:
-        return {"ok": True}
+    async def ok(request: Request, check_workers: int = 0) -> JSONResponse:
+        """Temporal answers (and, with `?check_workers=1`, a worker polls the task
+        queue): 200 `{"ok": true, "services": {...}}`, else 503 saying which did not."""
+        services = await health_checks(app.state.server.gc, workers=bool(check_workers))
+        healthy = all(v == "healthy" for v in services.values())
+        return JSONResponse({"ok": healthy, "services": services},
+                            status_code=200 if healthy else 503)
 
     if "meta" not in off:
         @app.get("/info")
