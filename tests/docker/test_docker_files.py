@@ -268,18 +268,26 @@ def test_api_healthcheck(services: dict[str, dict[str, Any]]) -> None:
     assert url.group(1) == f"http://127.0.0.1:{_graphrun_args(api).port}/ok"
 
 
-def test_api_ok_route_needs_no_key() -> None:
+async def test_api_ok_route_needs_no_key() -> None:
     """The healthcheck works with GRAPHRUN_API_KEY set: /ok is exempt, the rest is not."""
     pytest.importorskip("fastapi")
-    from fastapi.testclient import TestClient
+    import httpx
+    from temporalio.client import Client
 
+    from graphrun.client import GraphClient
     from graphrun.server import build_app
 
-    app = build_app(None, {}, api_keys=["k1"])  # /ok and the key check use no client
-    with TestClient(app) as http:
-        assert http.get("/ok").status_code == 200
-        assert http.get("/openapi.json").status_code == 401
-        assert http.get("/openapi.json", headers={"x-api-key": "k1"}).status_code == 200
+    # No Temporal behind it: /ok answers for itself (503, Temporal unhealthy), not 401.
+    client = await Client.connect("127.0.0.1:9", lazy=True)
+    app = build_app(GraphClient(client, task_queue="q"), {}, api_keys=["k1"])
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://api") as http:
+        ok = await http.get("/ok")
+        assert ok.status_code == 503, ok.text
+        assert ok.json()["services"]["temporal"].startswith("unhealthy")
+        assert (await http.get("/openapi.json")).status_code == 401
+        assert (await http.get("/openapi.json", headers={"x-api-key": "k1"})
+                ).status_code == 200
 
 
 def test_langgraph_json_in_the_image(tmp_path: Path) -> None:

@@ -19,7 +19,8 @@ QUESTION = {"question": "Approve this purchase?", "item": "GPU rental, 8 hours",
 async def test_ok_info_and_assistants(api_url: str) -> None:
     client = get_client(url=api_url)
     async with httpx.AsyncClient(base_url=api_url) as http:
-        assert (await http.get("/ok")).json() == {"ok": True}
+        assert (await http.get("/ok")).json() == {"ok": True,
+                                                  "services": {"temporal": "healthy"}}
         assert (await http.get("/info")).json()["flags"]["strict_resume"] is True
     found = await client.assistants.search(graph_id="purchase")
     assert [a["graph_id"] for a in found] == ["purchase"]
