@@ -144,14 +144,20 @@ def _env_default(flag: str) -> str | None:
     return os.environ.get("GRAPHRUN_" + flag.lstrip("-").replace("-", "_").upper()) or None
 
 
-def _count(text: str) -> int:
+def _positive(text: str, unit: str = "") -> int:
+    """A whole number of at least 1 (of `unit`), or argparse's error saying why not."""
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        of = f" of {unit}" if unit else ""
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number{of}") from None
     if n < 1:
-        raise argparse.ArgumentTypeError(f"{n}: at least 1")
+        raise argparse.ArgumentTypeError(f"{n}{' ' + unit if unit else ''}: at least 1")
     return n
+
+
+def _count(text: str) -> int:
+    return _positive(text)
 
 
 def _seconds(text: str) -> float:
@@ -263,13 +269,7 @@ DEFAULT_GRACE = 20.0  # seconds: inside Kubernetes' default 30 s termination gra
 
 
 def _positive_days(text: str) -> int:
-    try:
-        days = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of days") from None
-    if days < 1:
-        raise argparse.ArgumentTypeError(f"{days} days: at least 1")
-    return days
+    return _positive(text, "days")
 
 
 class _Parser(argparse.ArgumentParser):
