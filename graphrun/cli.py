@@ -144,20 +144,25 @@ def _env_default(flag: str) -> str | None:
     return os.environ.get("GRAPHRUN_" + flag.lstrip("-").replace("-", "_").upper()) or None
 
 
-def _positive(text: str, unit: str = "") -> int:
-    """A whole number of at least 1 (of `unit`), or argparse's error saying why not."""
+def _whole(text: str, unit: str = "", least: int = 1) -> int:
+    """A whole number of at least `least` (of `unit`), or argparse's error saying why
+    not."""
     try:
         n = int(text)
     except ValueError:
         of = f" of {unit}" if unit else ""
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number{of}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{n}{' ' + unit if unit else ''}: at least 1")
+    if n < least:
+        raise argparse.ArgumentTypeError(f"{n}{' ' + unit if unit else ''}: at least {least}")
     return n
 
 
 def _count(text: str) -> int:
-    return _positive(text)
+    return _whole(text)
+
+
+def _cache_size(text: str) -> int:
+    return _whole(text, least=0)  # 0: no sticky cache, every task replays
 
 
 def _seconds(text: str) -> float:
@@ -193,7 +198,7 @@ def _bind(text: str) -> str:
 
 # (flag, type, metavar, help): each also read from GRAPHRUN_<FLAG> (see _env_default).
 WORKER_FLAGS: list[tuple[str, Any, str, str]] = [
-    ("--max-cached-workflows", _count, "N",
+    ("--max-cached-workflows", _cache_size, "N",
      "threads kept in the worker's memory between their tasks (Temporal's sticky cache, "
      "default 500, about 0.1 MB each); an evicted thread is replayed from its history "
      "when it next runs"),
@@ -242,34 +247,29 @@ def _worker_options(args: argparse.Namespace) -> dict[str, Any]:
                                   or got["max_concurrent_workflow_tasks"]):
         raise CLIError("--resource-tuner decides the slots: drop --max-concurrent-nodes "
                        "and --max-concurrent-workflow-tasks", 2)
-    options: dict[str, Any] = {}
-    if got["max_cached_workflows"] is not None:
-        options["max_cached_workflows"] = got["max_cached_workflows"]
-    if got["max_concurrent_nodes"] is not None:
-        options["max_concurrent_activities"] = got["max_concurrent_nodes"]
-    if got["max_concurrent_workflow_tasks"] is not None:
-        options["max_concurrent_workflow_tasks"] = got["max_concurrent_workflow_tasks"]
+    options = {WORKER_OPTION_NAMES.get(name, name): value for name, value in got.items()
+               if value is not None and name not in ("resource_tuner", "graceful_shutdown")}
     if got["resource_tuner"] is not None:
         from temporalio.worker import WorkerTuner
 
         cpu, memory = got["resource_tuner"]
         options["tuner"] = WorkerTuner.create_resource_based(
             target_cpu_usage=cpu, target_memory_usage=memory)
-    if got["node_threads"] is not None:
-        options["node_threads"] = got["node_threads"]
     grace = got["graceful_shutdown"]
     options["graceful_shutdown_timeout"] = timedelta(
         seconds=DEFAULT_GRACE if grace is None else grace)
-    if got["health_bind"] is not None:
-        options["health_bind"] = got["health_bind"]
     return options
+
+
+# A flag named apart from the create_worker (temporalio Worker) argument it sets.
+WORKER_OPTION_NAMES = {"max_concurrent_nodes": "max_concurrent_activities"}
 
 
 DEFAULT_GRACE = 20.0  # seconds: inside Kubernetes' default 30 s termination grace
 
 
 def _positive_days(text: str) -> int:
-    return _positive(text, "days")
+    return _whole(text, "days")
 
 
 class _Parser(argparse.ArgumentParser):
