@@ -990,14 +990,20 @@ def example_graphs() -> dict[str, Any]:
     return graphs
 
 
-def _stop_event() -> asyncio.Event:
-    """Set on SIGINT / SIGTERM; its `again`, on the next one."""
-    stop = asyncio.Event()
-    again = asyncio.Event()
-    stop.again = again  # type: ignore[attr-defined]
+class _Stop(asyncio.Event):
+    """Set on the first SIGINT / SIGTERM; `again`, on the next one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.again = asyncio.Event()
+
+
+def _stop_event() -> _Stop:
+    """A _Stop the process's signals set."""
+    stop = _Stop()
 
     def signalled() -> None:
-        (again if stop.is_set() else stop).set()
+        (stop.again if stop.is_set() else stop).set()
 
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -1050,7 +1056,7 @@ def load_cache(spec: str) -> Any:
 
 
 async def _serve(client: Any, graphs: Mapping[str, Any], task_queue: str,
-                 stop: asyncio.Event, metrics: bool = False, store: Any = None,
+                 stop: _Stop, metrics: bool = False, store: Any = None,
                  cache: Any = None, health_bind: str | None = None,
                  **options: Any) -> None:
     """Run a worker until `stop`, then drain it: no new work, running nodes get the
@@ -1081,7 +1087,7 @@ async def _serve(client: Any, graphs: Mapping[str, Any], task_queue: str,
             print_lines([f"draining: running nodes have {grace.total_seconds():g} s to "
                          f"finish; signal again to stop now"])
         shutdown = asyncio.ensure_future(worker.shutdown())
-        again = asyncio.ensure_future(_again(stop))
+        again = asyncio.ensure_future(stop.again.wait())
         done, _ = await asyncio.wait({shutdown, again}, return_when=asyncio.FIRST_COMPLETED)
         if shutdown in done:
             again.cancel()
@@ -1090,14 +1096,6 @@ async def _serve(client: Any, graphs: Mapping[str, Any], task_queue: str,
         # Stop now: the nodes still running are left to Temporal, which runs them again
         # on another worker once their heartbeats stop.
         print_lines(["stopping now"])
-
-
-async def _again(stop: asyncio.Event) -> None:
-    again = getattr(stop, "again", None)
-    if again is None:
-        await asyncio.Event().wait()
-    else:
-        await again.wait()
 
 
 def _graphs(args: argparse.Namespace, *, default_config: bool = False) -> dict[str, Any]:

@@ -128,7 +128,8 @@ class ThreadHandle:
         """One run on the thread, as `ainvoke`, the CLI and the Server API send it:
         `input` (a Command to resume), `options` the invocation's (stream_mode,
         interrupt_before, ...), `kw` how the run is sent (`run_id`, `record` of the
-        Server API, `background`, `stream`, `stream_to`, `multitask`, `webhook`, ...). Its RunResult: values, interrupts, status.
+        Server API, `background`, `stream`, `stream_to`, `multitask`, `webhook`, ...).
+        Its RunResult: values, interrupts, status.
         Sent again once a thread record that was still completing has closed (a thread
         the Server API created just before: its record takes no run).
 
