@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # Stamp: reinstall only when pyproject.toml changes, not on every `make test`.
 STAMP := $(VENV)/.graphrun-installed
 
-.PHONY: venv demo test bench lint typecheck clean
+.PHONY: venv demo test bench lint typecheck clean docs docs-serve
 
 venv: $(STAMP)
 
@@ -33,3 +33,10 @@ typecheck: venv
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+
+# The documentation site (mkdocs.yml, docs/): a strict build fails on broken links.
+docs: venv
+	$(VENV)/bin/mkdocs build --strict
+
+docs-serve: venv
+	$(VENV)/bin/mkdocs serve
