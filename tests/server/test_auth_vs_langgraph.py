@@ -225,7 +225,7 @@ async def _gone(get: Callable[[str], Awaitable[Any]], ident: str, timeout: float
 
 async def _listed(client: Any, thread_id: str, timeout: float = 10) -> None:
     """Wait until a search finds `thread_id`: graphrun searches in Temporal's visibility,
-    which lags a write by a moment (README: "Visibility lags writes by a moment")."""
+    which lags a write by a moment (docs/server/index.md: "Visibility lags writes by a moment")."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if thread_id in {t["thread_id"] for t in await client.threads.search(limit=100)}:
@@ -428,7 +428,7 @@ async def _connect_an_authentication_provider(s: _Script) -> None:
     await s.sdk("alice joins it", alice.runs.join(run["thread_id"], run["run_id"]),
                 _user_fields)
     await s.sdk("bob gets its thread", bob.threads.get(run["thread_id"]))
-    # Its metadata, not its user_id: README, "Where it differs from LangGraph's server":
+    # Its metadata, not its user_id: docs/server/auth.md, "Where it differs from LangGraph's server":
     # "a cron shows `user_id: null`" (LangGraph's shows the creator's identity).
     cron = await s.sdk("alice creates a cron", alice.crons.create(
         aid, schedule="0 0 1 1 *", input=MESSAGES), _metadata)

@@ -1,4 +1,4 @@
-"""The Temporal Web UI on encrypted threads and on hostile data (README "Security").
+"""The Temporal Web UI on encrypted threads and on hostile data (docs/security/).
 
 A real browser (Debian's chromium through the PyPI ``playwright`` package, as in
 test_temporal_ui.py; never ``playwright install``) opens a dev server whose UI

@@ -1,4 +1,4 @@
-"""The Temporal Web UI shows a paused graphrun thread (the "UI" part of the README's Temporal contract).
+"""The Temporal Web UI shows a paused graphrun thread (the "UI" part of docs/temporal-contract.md).
 
 A real browser (Debian's chromium, driven by the PyPI ``playwright`` package;
 never ``playwright install``) opens the dev server's UI on a purchase waiting

@@ -1,6 +1,6 @@
 """Agent Chat UI (LangChain's chat front end, github.com/langchain-ai/agent-chat-ui, on
 `useStream` of @langchain/langgraph-sdk) chats with an agent served by graphrun, in
-chromium through playwright (README "Use LangGraph's clients").
+chromium through playwright (docs/server/index.md, "Use LangGraph's clients").
 
 Opt-in (GRAPHRUN_AGENT_CHAT_UI=1): the first run installs the app's npm packages (pnpm)
 and `next dev` compiles it, which takes minutes. What it does:

@@ -1,5 +1,5 @@
 """Agent Inbox (LangChain's approvers' UI, github.com/langchain-ai/agent-inbox) answers
-graphrun interrupts, in chromium through playwright (README "Use LangGraph's clients").
+graphrun interrupts, in chromium through playwright (docs/server/index.md, "Use LangGraph's clients").
 
 Opt-in (GRAPHRUN_AGENT_INBOX=1): the first run installs the app's npm packages (yarn via
 corepack) and `next dev` compiles it, which takes minutes. What it does:
