@@ -374,6 +374,7 @@ prints the tcld command and the Cloud UI steps that do, and exits 1.""")
     srv.add_argument("--store", default=None, metavar="MODULE:ATTR",
                      help="LangGraph store (BaseStore) served at /store/...; give the "
                           "workers the same shared one")
+    _metrics_argument(srv)  # Temporal's metrics of the API's client; the API's own: /metrics
 
     inv = sub.add_parser("invoke", parents=[conn], help="run a thread until it pauses or ends")
     inv.add_argument("graph", metavar="GRAPH", help="registered graph name")
@@ -1182,10 +1183,17 @@ async def cmd_serve(args: argparse.Namespace) -> int:
                     store=load_store(args.store) if args.store else None,
                     check_search_attributes=False,  # checked just above
                     **options)
+    api_metrics = ("off (http.disable_meta)" if "meta" in app.state.http.disabled else
+                   f"http://{args.host}:{args.port}/metrics (for Prometheus)")
+    temporal_metrics = (f"http://{conn.metrics_bind}/metrics (for Prometheus)"
+                        if conn.metrics_bind else
+                        "off (--metrics-bind HOST:PORT serves them for Prometheus)")
     print_lines([f"graphrun serve on http://{args.host}:{args.port} (Temporal {conn.address}, "
                  f"task queue {conn.task_queue})",
                  f"graphs: {', '.join(sorted(_served(graphs)))}", *_unserved_lines(graphs),
-                 "the graphs run on workers: graphrun worker --config/--graph", *notes])
+                 "the graphs run on workers: graphrun worker --config/--graph",
+                 f"API metrics: {api_metrics}",
+                 f"Temporal client metrics: {temporal_metrics}", *notes])
     # Idle keep-alive connections stay open longer than a client's pool keeps them
     # (uvicorn's 5 s races clients reusing a connection as it closes).
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,

@@ -22,6 +22,7 @@ from temporalio.service import RPCError
 from graphrun import errors
 from graphrun.client import GraphClient
 from graphrun.server import assistants, crons, mcp, protocol, runs, threads
+from graphrun.server import metrics as api_metrics
 from graphrun.server import store as store_api
 from graphrun.server.context import Conflict, GraphUnserved, NotFound, Server, Unavailable
 from graphrun.server.http import HttpOptions
@@ -123,7 +124,8 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     `http`: langgraph.json's `http` (graphrun.server.http): the user's app, whose routes
     come first, CORS options (they replace `cors_origins`), parts of the API turned off,
     the headers a run's config carries. MCP is served at `/mcp` (graphrun.server.mcp)
-    unless `http.disable_mcp`. `private_network`: answer CORS preflights with
+    unless `http.disable_mcp`; the API's metrics at `/metrics` (graphrun.server.metrics)
+    unless `http.disable_meta`. `private_network`: answer CORS preflights with
     `Access-Control-Allow-Private-Network` (a public page, e.g. LangGraph Studio, calling
     a server on this machine; `graphrun dev` sets it) for the origins allowed.
     `auth`: custom auth, a `langgraph_sdk.Auth` (or langgraph.json's `auth` as
@@ -202,6 +204,8 @@ def build_app(gc: GraphClient, graphs: Mapping[str, Any], *,
     if http.app is not None:  # the user's routes come first, as on LangGraph's server
         app.router.routes[0:0] = list(http.app.routes)
         app.user_middleware[0:0] = list(getattr(http.app, "user_middleware", ()))
+    if "meta" not in off:  # GET /metrics, the outermost middleware counting for it
+        api_metrics.install(app)
     return app
 
 
@@ -224,6 +228,8 @@ def _custom_auth(app: FastAPI, auth: Any, keys: Sequence[str] | None, studio: bo
     # The user's own routes are open unless http.enable_custom_route_auth (LangGraph's).
     user_routes = list(http.app.routes) if http.app is not None and \
         not http.custom_route_auth else []
+    if "meta" not in http.disabled:  # /metrics is open as the other meta routes are
+        user_routes.append(api_metrics.OPEN_ROUTE)
     app.add_middleware(custom.AuthMiddleware, authz=authz, user_routes=user_routes)
     app.add_exception_handler(custom.Denied, custom.denied_response)
     if options.openapi:

@@ -30,7 +30,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from graphrun import serde, stream
 from graphrun.payloads import RunResult, ThreadResult
-from graphrun.server import assistants, auth, shapes, sse
+from graphrun.server import assistants, auth, metrics, shapes, sse
 from graphrun.server.context import Conflict, NotFound
 from graphrun.server.threads import (
     checkpoint_of,
@@ -206,6 +206,8 @@ class NewRun:
             background=background, webhook=b.webhook or "", after_seconds=b.after_seconds or 0,
             webhook_options=policy.sent_with() if b.webhook else {},
             thread_metadata=self.thread_metadata, delete_after=self.delete_after)
+        if not (result.error and result.status != "failed"):  # taken, not refused
+            metrics.run_started(self.conn.app, self.graph)
         return result
 
     async def check_thread(self) -> None:
