@@ -11,6 +11,10 @@
   serve the graphs of the langgraph.json the image ships, `graphrun setup` registers the
   search attributes before either starts, the package the image installs has every
   subpackage, and so on.
+* The production shape: temporalio/server (no auto-setup image) after admin-tools'
+  schema and namespace one-shots, the namespace's retention set explicitly, only the
+  API's port published (the Web UI behind a profile, on loopback), healthchecks on the
+  worker's /readyz and the API's /ok, and a stop grace longer than the worker's drain.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ SCHEMA = Path(__file__).parent / "compose-spec.json"
 LANGGRAPH_JSON = DOCKER / "langgraph.json"
 GRAPHRUN_SERVICES = ("worker", "api")
 SETUP = "setup"
+DB_SCHEMA = "temporal-schema"  # admin-tools: temporal-sql-tool
+NAMESPACE = "temporal-namespace"  # admin-tools: temporal operator namespace create
 
 
 @pytest.fixture(scope="module")
@@ -99,13 +105,113 @@ def test_schema_rejects_a_broken_compose_file(compose: dict[str, Any]) -> None:
 
 
 def test_expected_services(services: dict[str, dict[str, Any]]) -> None:
-    assert {"postgresql", "temporal", SETUP, "temporal-ui", "worker", "api"} <= set(services)
+    assert {"postgresql", DB_SCHEMA, "temporal", NAMESPACE, SETUP, "temporal-ui", "worker",
+            "api"} <= set(services)
     assert services["postgresql"]["image"] == "postgres:16"
-    assert services["temporal"]["image"].startswith("temporalio/auto-setup:")
+    assert services["temporal"]["image"].startswith("temporalio/server:")
     assert services["temporal-ui"]["image"].startswith("temporalio/ui:")
+    for name in (DB_SCHEMA, NAMESPACE):
+        assert services[name]["image"].startswith("temporalio/admin-tools:"), name
+
+
+def test_no_auto_setup_image(services: dict[str, dict[str, Any]]) -> None:
+    """temporalio/auto-setup is for development; Temporal advises temporalio/server, with
+    the schema and namespace set up by admin-tools (the one-shot services here)."""
+    for name, service in services.items():
+        assert "auto-setup" not in str(service.get("image", "")), name
+        assert "autosetup" not in _command_text(service), name
+
+
+def test_images_are_pinned(services: dict[str, dict[str, Any]]) -> None:
+    """Every pulled image names a version: a tag other than latest (built images are
+    tagged by this file and built from docker/Dockerfile)."""
+    for name, service in services.items():
+        if "build" in service:
+            continue
+        image = service["image"]
+        repo, _, tag = image.rpartition(":")
+        assert repo and "/" not in tag and tag not in ("", "latest"), f"{name}: {image}"
+
+
+def test_admin_tools_match_the_server(services: dict[str, dict[str, Any]]) -> None:
+    """The schema the admin-tools image installs is the one the server release expects:
+    both images are of one Temporal version."""
+    server = services["temporal"]["image"].rpartition(":")[2]
+    for name in (DB_SCHEMA, NAMESPACE):
+        tag = services[name]["image"].rpartition(":")[2]
+        assert tag.split("-")[0] == server, (name, tag, server)
+
+
+def test_temporal_server_environment(services: dict[str, dict[str, Any]]) -> None:
+    """What the temporalio/server image reads (docker-builds' docker-readme/server.md):
+    the SQL plugin, its host (a service here) and credentials, where to listen, and the
+    dynamic config file."""
     env = services["temporal"]["environment"]
     assert env["DB"] == "postgres12"
-    assert env["POSTGRES_SEEDS"] == "postgresql"
+    assert env["POSTGRES_SEEDS"] in services
+    assert env["DB_PORT"] == "5432"
+    pg = services[env["POSTGRES_SEEDS"]]["environment"]
+    assert (env["POSTGRES_USER"], env["POSTGRES_PWD"]) == (pg["POSTGRES_USER"],
+                                                           pg["POSTGRES_PASSWORD"])
+    # The image listens on the container's address by default; every interface is what
+    # lets the in-container healthcheck reach 127.0.0.1.
+    assert env["BIND_ON_IP"] == "0.0.0.0"
+    assert env["DYNAMIC_CONFIG_FILE_PATH"].startswith("config/dynamicconfig/")
+
+
+def _script(service: dict[str, Any]) -> str:
+    """A one-shot admin-tools service's shell script: entrypoint sh -ec, one command."""
+    assert service["entrypoint"] == ["sh", "-ec"], service["entrypoint"]
+    (script,) = service["command"]
+    return script
+
+
+def test_schema_service(services: dict[str, dict[str, Any]]) -> None:
+    """temporal-sql-tool creates both databases the server uses and brings their schemas
+    up to date (idempotent: create keeps an existing database, setup-schema keeps a newer
+    version, update-schema applies the missing versions)."""
+    schema = services[DB_SCHEMA]
+    env, server_env = schema["environment"], services["temporal"]["environment"]
+    assert env["SQL_PLUGIN"] == server_env["DB"]
+    assert env["SQL_HOST"] == server_env["POSTGRES_SEEDS"]
+    assert env["SQL_PORT"] == server_env["DB_PORT"]
+    assert (env["SQL_USER"], env["SQL_PASSWORD"]) == (server_env["POSTGRES_USER"],
+                                                      server_env["POSTGRES_PWD"])
+    lines = [line.split() for line in _script(schema).splitlines() if line.strip()]
+    for db, kind in (("temporal", "temporal"), ("temporal_visibility", "visibility")):
+        steps = [w[3:] for w in lines if w[:3] == ["temporal-sql-tool", "--db", db]]
+        assert steps == [["create"], ["setup-schema", "-v", "0.0"],
+                         ["update-schema", "-d",
+                          f"/etc/temporal/schema/postgresql/v12/{kind}/versioned"]], steps
+    assert schema.get("restart") in (None, "no")
+    assert _depends_on(schema)["postgresql"]["condition"] == "service_healthy"
+
+
+def _duration(text: str) -> float:
+    """A Compose/Go duration (30s, 1m30s, 720h) in seconds."""
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)", text)
+    assert parts and "".join(n + u for n, u in parts) == text, text
+    return sum(float(n) * units[u] for n, u in parts)
+
+
+def test_namespace_service(services: dict[str, dict[str, Any]]) -> None:
+    """The namespace graphrun uses is created with its retention set explicitly (the
+    server's default is 24 h on a namespace created without one), the same as setup's."""
+    ns = services[NAMESPACE]
+    script = _script(ns)
+    create = next(line.split() for line in script.splitlines()
+                  if "temporal operator namespace create" in line)
+    namespace = create[create.index("--namespace") + 1]
+    retention = _duration(create[create.index("--retention") + 1])
+    setup = services[SETUP]
+    args = _graphrun_args(setup)
+    assert namespace == (args.namespace or setup["environment"]["TEMPORAL_NAMESPACE"])
+    assert retention == args.retention * 86400
+    assert "temporal operator namespace describe --namespace " + namespace in script
+    assert ns["environment"]["TEMPORAL_ADDRESS"] == setup["environment"]["TEMPORAL_ADDRESS"]
+    assert "$$(" in script and "${" not in script  # Compose's escape: the shell sees $(
+    assert ns.get("restart") in (None, "no")
 
 
 def test_every_depends_on_names_a_service(services: dict[str, dict[str, Any]]) -> None:
@@ -138,8 +244,11 @@ def test_depends_on_has_no_cycle(services: dict[str, dict[str, Any]]) -> None:
 def test_start_up_order(services: dict[str, dict[str, Any]]) -> None:
     temporal_deps = _depends_on(services["temporal"])
     assert temporal_deps["postgresql"]["condition"] == "service_healthy"
+    assert temporal_deps[DB_SCHEMA]["condition"] == "service_completed_successfully"
+    assert _depends_on(services[NAMESPACE])["temporal"]["condition"] == "service_healthy"
     setup_deps = _depends_on(services[SETUP])
     assert setup_deps["temporal"]["condition"] == "service_healthy"
+    assert setup_deps[NAMESPACE]["condition"] == "service_completed_successfully"
     for name in GRAPHRUN_SERVICES:
         deps = _depends_on(services[name])
         # The workflow keeps graphrun's search attributes current, and the API lists threads
@@ -164,14 +273,12 @@ def test_setup_service(services: dict[str, dict[str, Any]]) -> None:
 
 def test_search_attributes_are_registered_only_by_setup(
         services: dict[str, dict[str, Any]]) -> None:
-    """`graphrun setup` registers graphrun.visibility.SEARCH_ATTRIBUTES; no older script does
-    it too, and auto-setup adds no test attributes into SQL visibility's few slots."""
+    """`graphrun setup` registers graphrun.visibility.SEARCH_ATTRIBUTES; no other script
+    does it too, nor adds test attributes into SQL visibility's few slots."""
     for name, service in services.items():
         text = _command_text(service)
         assert "search-attribute create" not in text, name
         assert "add-search-attributes" not in text, name
-    env = services["temporal"]["environment"]
-    assert str(env.get("SKIP_ADD_CUSTOM_SEARCH_ATTRIBUTES")).lower() == "true"
 
 
 def test_search_attributes_match_the_dev_server() -> None:
@@ -258,14 +365,7 @@ def test_api_service(services: dict[str, dict[str, Any]]) -> None:
 def test_api_healthcheck(services: dict[str, dict[str, Any]]) -> None:
     """python:3.11-slim has no curl: the check is Python's urllib on /ok, which needs no key."""
     api = services["api"]
-    test = api["healthcheck"]["test"]
-    assert test[:3] == ["CMD", "python", "-c"], test
-    code = test[3]
-    compile(code, "healthcheck", "exec")
-    assert "curl" not in code and "wget" not in code
-    url = re.search(r"'(http://[^']+)'", code)
-    assert url, code
-    assert url.group(1) == f"http://127.0.0.1:{_graphrun_args(api).port}/ok"
+    assert _urllib_check(api) == f"http://127.0.0.1:{_graphrun_args(api).port}/ok"
 
 
 async def test_api_ok_route_needs_no_key() -> None:
@@ -313,15 +413,76 @@ def test_every_service_is_documented(services: dict[str, dict[str, Any]]) -> Non
 
 
 def test_ui_service(services: dict[str, dict[str, Any]]) -> None:
+    """The Web UI shows every history, with no login: it runs only with `--profile ui`
+    and is published on the host's loopback only."""
     ui = services["temporal-ui"]
     assert ui["environment"]["TEMPORAL_ADDRESS"] == "temporal:7233"
-    assert any(str(p).split(":")[-1] == "8080" for p in ui["ports"])
+    assert "ui" in ui["profiles"]
+    assert [str(p) for p in ui["ports"]] == ["127.0.0.1:8080:8080"]
+
+
+def test_only_the_api_is_published(services: dict[str, dict[str, Any]]) -> None:
+    """By default only the API's port reaches the host: Temporal's frontend answers any
+    client with no authentication, so it stays in the compose network."""
+    published = {}
+    for name, service in services.items():
+        if service.get("profiles"):
+            continue  # not started by default
+        published[name] = [str(p) for p in service.get("ports", [])]
+    assert {name for name, ports in published.items() if ports} == {"api"}, published
+    assert "ports" not in services["temporal"]
+    for name, service in services.items():  # and what is published elsewhere is loopback
+        for port in service.get("ports", []):
+            assert name == "api" or str(port).startswith("127.0.0.1:"), (name, port)
 
 
 def test_healthchecks(services: dict[str, dict[str, Any]]) -> None:
-    for name in ("postgresql", "temporal", "api"):
+    for name in ("postgresql", "temporal", "worker", "api"):
         test = services[name]["healthcheck"]["test"]
         assert test and test[0] in ("CMD", "CMD-SHELL"), f"{name}: {test!r}"
+    test = services["temporal"]["healthcheck"]["test"]
+    assert test[1:5] == ["temporal", "operator", "cluster", "health"], test
+
+
+def _urllib_check(service: dict[str, Any]) -> str:
+    """The URL a `python -c` urllib healthcheck opens (no curl in python:3.11-slim)."""
+    test = service["healthcheck"]["test"]
+    assert test[:3] == ["CMD", "python", "-c"], test
+    code = test[3]
+    compile(code, "healthcheck", "exec")
+    assert "curl" not in code and "wget" not in code
+    assert "urllib.request.urlopen(" in code
+    url = re.search(r"'(http://[^']+)'", code)
+    assert url, code
+    return url.group(1)
+
+
+def test_worker_healthcheck(services: dict[str, dict[str, Any]]) -> None:
+    """The worker serves /readyz on --health-bind (503 while draining or with Temporal
+    unreachable, which urlopen raises on); the check reaches it from inside the container."""
+    from graphrun.health import parse_bind
+
+    worker = services["worker"]
+    args = _graphrun_args(worker)
+    host, port = parse_bind(args.health_bind)
+    assert host == "0.0.0.0"
+    assert _urllib_check(worker) == f"http://127.0.0.1:{port}/readyz"
+
+
+def test_worker_stop_grace_outlasts_graceful_shutdown(
+        services: dict[str, dict[str, Any]]) -> None:
+    """Docker sends SIGKILL stop_grace_period after SIGTERM (default 10 s): the worker's
+    drain (--graceful-shutdown, default 20 s) must end first."""
+    from graphrun import cli
+
+    worker = services["worker"]
+    args = _graphrun_args(worker)
+    grace = args.graceful_shutdown
+    if grace is None:
+        grace = float(worker["environment"].get("GRAPHRUN_GRACEFUL_SHUTDOWN",
+                                                cli.DEFAULT_GRACE))
+    assert _duration(worker["stop_grace_period"]) >= grace + 5, (
+        worker["stop_grace_period"], grace)
 
 
 def test_dynamic_config_is_shipped(services: dict[str, dict[str, Any]]) -> None:
