@@ -145,8 +145,16 @@ def route_of(scope: Scope, routes: Callable[[], list[Any]]) -> str:
     scope; a request refused before routing is matched against `routes()`), or
     UNMATCHED."""
     route = scope.get("route")
-    if route is None:
-        route = next((r for r in routes() if r.matches(scope)[0] != Match.NONE), None)
+    if route is None:  # as the router chooses: the first full match, else the first partial
+        partial = None
+        for candidate in routes():
+            match = candidate.matches(scope)[0]
+            if match == Match.FULL:
+                route = candidate
+                break
+            if match == Match.PARTIAL and partial is None:
+                partial = candidate
+        route = route or partial
     path = getattr(route, "path", None)
     return path if isinstance(path, str) and path else UNMATCHED
 
