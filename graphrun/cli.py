@@ -196,6 +196,22 @@ def _bind(text: str) -> str:
     return text
 
 
+def _version_part(text: str) -> str:
+    text = text.strip()
+    if not text or any(c in text for c in "'\"\\"):
+        raise argparse.ArgumentTypeError(f"{text!r}: a non-empty name without quotes")
+    return text
+
+
+VERSIONING_BEHAVIORS = ("pinned", "auto-upgrade")
+
+
+def _behavior(text: str) -> str:
+    if text not in VERSIONING_BEHAVIORS:
+        raise argparse.ArgumentTypeError(f"{text!r}: one of {', '.join(VERSIONING_BEHAVIORS)}")
+    return text
+
+
 # (flag, type, metavar, help): each also read from GRAPHRUN_<FLAG> (see _env_default).
 WORKER_FLAGS: list[tuple[str, Any, str, str]] = [
     ("--max-cached-workflows", _cache_size, "N",
@@ -218,6 +234,16 @@ WORKER_FLAGS: list[tuple[str, Any, str, str]] = [
     ("--health-bind", _bind, "HOST:PORT",
      "serve GET /healthz (alive) and /readyz (polling, Temporal reachable; 503 while "
      "draining) at HOST:PORT"),
+    ("--deployment-name", _version_part, "NAME",
+     "Temporal Worker Versioning: the Worker Deployment this worker belongs to (with "
+     "--build-id)"),
+    ("--build-id", _version_part, "ID",
+     "Temporal Worker Versioning: this worker's version in its deployment, e.g. the "
+     "image tag (with --deployment-name)"),
+    ("--versioning-behavior", _behavior, "pinned|auto-upgrade",
+     "pinned (default): a thread's run stays on the version it started on, and the "
+     "thread moves to the current version between runs; auto-upgrade: threads move at "
+     "their next task (graph changes must then replay)"),
 ]
 
 
@@ -248,7 +274,10 @@ def _worker_options(args: argparse.Namespace) -> dict[str, Any]:
         raise CLIError("--resource-tuner decides the slots: drop --max-concurrent-nodes "
                        "and --max-concurrent-workflow-tasks", 2)
     options = {WORKER_OPTION_NAMES.get(name, name): value for name, value in got.items()
-               if value is not None and name not in ("resource_tuner", "graceful_shutdown")}
+               if value is not None and name not in ("resource_tuner", "graceful_shutdown",
+                                                     *_VERSIONING)}
+    if any(got[name] is not None for name in _VERSIONING):
+        options["deployment_config"] = _deployment_config(**{n: got[n] for n in _VERSIONING})
     if got["resource_tuner"] is not None:
         from temporalio.worker import WorkerTuner
 
@@ -259,6 +288,20 @@ def _worker_options(args: argparse.Namespace) -> dict[str, Any]:
     options["graceful_shutdown_timeout"] = timedelta(
         seconds=DEFAULT_GRACE if grace is None else grace)
     return options
+
+
+_VERSIONING = ("deployment_name", "build_id", "versioning_behavior")
+
+
+def _deployment_config(deployment_name: str | None, build_id: str | None,
+                       versioning_behavior: str | None) -> Any:
+    from graphrun.worker import deployment_config
+
+    if not (deployment_name and build_id):
+        raise CLIError("Worker Versioning needs both --deployment-name and --build-id "
+                       "(or GRAPHRUN_DEPLOYMENT_NAME and GRAPHRUN_BUILD_ID)", 2)
+    return deployment_config(deployment_name, build_id,
+                             pinned=versioning_behavior != "auto-upgrade")
 
 
 # A flag named apart from the create_worker (temporalio Worker) argument it sets.
@@ -438,6 +481,18 @@ prints the tcld command and the Cloud UI steps that do, and exits 1.""")
         "executions when the namespace's retention ends: this gives each such thread an open "
         "run holding its checkpoints, run records and metadata. Running it again does nothing.")
     mig.add_argument("--json", action="store_true", help="print the reopened thread ids as JSON")
+
+    upg = sub.add_parser(
+        "upgrade-threads", parents=[conn],
+        help="move threads pinned to earlier worker versions to the deployment's current one",
+        description="With Worker Versioning (graphrun worker --deployment-name --build-id), a "
+        "thread's runs stay on the worker version they started on and the thread moves to "
+        "the deployment's current version between runs, when it next wakes. This wakes every "
+        "thread still on another version: idle and paused ones move at once, running ones "
+        "after their run. Then the old version drains and its workers can stop.")
+    upg.add_argument("--deployment-name", default=None, metavar="NAME",
+                     help="the Worker Deployment (env GRAPHRUN_DEPLOYMENT_NAME)")
+    upg.add_argument("--json", action="store_true", help="print the woken ids as JSON")
 
     drw = sub.add_parser("graph", help="print a graph's drawing (Mermaid), as get_graph() draws it",
                          description="Print the drawing of a graph a worker would serve, as "
@@ -889,6 +944,29 @@ async def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_upgrade_threads(args: argparse.Namespace) -> int:
+    name = args.deployment_name or _env_default("--deployment-name")
+    if not name:
+        raise CLIError("upgrade-threads needs --deployment-name (or GRAPHRUN_DEPLOYMENT_NAME)", 2)
+    gc = await _connect(_connection(args))
+    try:
+        woken = await gc.upgrade_threads(name)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    except Exception as exc:
+        if _is_not_found(exc):
+            raise CLIError(f"no Worker Deployment {name!r} in namespace {gc.client.namespace!r}; "
+                           f"workers join one with --deployment-name") from exc
+        raise
+    if args.json:
+        print_lines([dump_json(woken)])
+        return 0
+    print_lines([*(f"woke {w}" for w in woken),
+                 f"{len(woken)} thread(s) woken; each moves to {name}'s current version "
+                 f"when idle (after its run, if one is under way)"])
+    return 0
+
+
 async def cmd_graph(args: argparse.Namespace) -> int:
     """`graphrun graph GRAPH`: the graph's `get_graph()` drawing, found as `worker` finds it."""
     import json
@@ -1298,6 +1376,12 @@ def _worker_lines(options: Mapping[str, Any]) -> list[str]:
         lines.append(f"sync nodes: {options['node_threads']} threads")
     if "health_bind" in options:
         lines.append(f"health: http://{options['health_bind']}/healthz and /readyz")
+    if "deployment_config" in options:
+        config = options["deployment_config"]
+        behavior = config.default_versioning_behavior.name.lower().replace("_", "-")
+        lines.append(f"version: {config.version.deployment_name}:{config.version.build_id} "
+                     f"(Worker Versioning, {behavior}); new threads come here once it is the "
+                     f"deployment's current version")
     return lines
 
 
@@ -1510,6 +1594,7 @@ _COMMANDS = {
     "threads": cmd_threads,
     "delete": cmd_delete,
     "migrate": cmd_migrate,
+    "upgrade-threads": cmd_upgrade_threads,
     "graph": cmd_graph,
 }
 

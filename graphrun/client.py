@@ -162,6 +162,10 @@ class ThreadInfo:
     run_id: str | None
 
 
+# How long upgrade_threads waits for a new current version to reach the task queues (30 s).
+_ROUTING_POLLS = 150
+
+
 class GraphClient:
     """Starts, resumes and reads threads of graphs served by a graphrun worker."""
 
@@ -329,6 +333,48 @@ class GraphClient:
             if await self.reopen(tid):
                 reopened.append(tid)
         return reopened
+
+    async def upgrade_threads(self, deployment_name: str) -> list[str]:
+        """Wake every open thread (and assistant) of this namespace pinned to a version of
+        Worker Deployment `deployment_name` other than its current one, so that each
+        moves to the current version: at once when idle or paused on an interrupt, after
+        its run when one is under way. Threads that moved start their next run with the
+        new graph; a paused one resumes its interrupted node there. Running it again
+        wakes only those still behind. The workflow ids woken."""
+        from temporalio.api.enums.v1 import RoutingConfigUpdateState
+        from temporalio.api.workflowservice.v1 import DescribeWorkerDeploymentRequest
+
+        if "'" in deployment_name or '"' in deployment_name:
+            raise ValueError(f"deployment name {deployment_name!r} has a quote")
+        request = DescribeWorkerDeploymentRequest(namespace=self.client.namespace,
+                                                  deployment_name=deployment_name)
+        # A new current version reaches the task queues a moment after it is set; a thread
+        # woken before that would not see it.
+        for _ in range(_ROUTING_POLLS):
+            info = (await self.client.workflow_service.describe_worker_deployment(
+                request)).worker_deployment_info
+            if info.routing_config_update_state != RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS:
+                break
+            await asyncio.sleep(0.2)
+        current = info.routing_config.current_deployment_version
+        if not current.build_id:
+            raise ValueError(f"Worker Deployment {deployment_name!r} has no current version; "
+                             f"set one with `temporal worker deployment set-current-version`")
+        query = ("WorkflowType IN ('GraphWorkflow', 'ThreadRecord', 'AssistantRecord') "
+                 "AND ExecutionStatus = 'Running' "
+                 f"AND TemporalWorkerDeployment = '{deployment_name}' "
+                 f"AND TemporalWorkerDeploymentVersion != "
+                 f"'{deployment_name}:{current.build_id}'")
+        woken = []
+        async for wf in self.client.list_workflows(query):
+            try:
+                await self.client.get_workflow_handle(wf.id, run_id=wf.run_id).signal("upgrade")
+            except RPCError as exc:
+                if exc.status != RPCStatusCode.NOT_FOUND:  # it closed or moved meanwhile
+                    raise
+                continue
+            woken.append(wf.id)
+        return woken
 
     async def reopen(self, thread_id: str) -> bool:
         """Give a thread whose latest run completed (an earlier graphrun closed it) an

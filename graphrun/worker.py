@@ -9,8 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.converter import DataConverter
-from temporalio.worker import PollerBehaviorAutoscaling, Replayer, Worker
+from temporalio.worker import PollerBehaviorAutoscaling, Replayer, Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from graphrun import registry
@@ -97,6 +98,26 @@ def _runner() -> SandboxedWorkflowRunner:
 MAX_CACHED_THREADS = 500
 
 
+def deployment_config(deployment_name: str, build_id: str, *,
+                      pinned: bool = True) -> WorkerDeploymentConfig:
+    """Temporal Worker Versioning for a graphrun worker: ``create_worker(...,
+    deployment_config=deployment_config("billing", "2026-12-06.1"))``.
+
+    Pinned (the default) suits graphrun's threads, which stay open for their whole life:
+    a thread's run (an invocation, or a resume up to its next pause) runs on the worker
+    version it started on, so a graph change never meets a run the old graph began. The
+    thread moves to its deployment's current version between runs, by continue-as-new,
+    when it next wakes (its next input, or `GraphClient.upgrade_threads`). With
+    ``pinned=False`` (Temporal's auto-upgrade) threads move at their next workflow task,
+    mid-run too, so a changed graph must replay the histories of runs in flight.
+    """
+    return WorkerDeploymentConfig(
+        version=WorkerDeploymentVersion(deployment_name=deployment_name, build_id=build_id),
+        use_worker_versioning=True,
+        default_versioning_behavior=(VersioningBehavior.PINNED if pinned
+                                     else VersioningBehavior.AUTO_UPGRADE))
+
+
 def _autoscale_pollers(options: dict[str, Any]) -> None:
     """Workflow-task pollers that scale with the server's backlog, unless the caller chose.
     Temporal's fixed default (5 pollers, a fifth of them on the shared queue) leaves one
@@ -159,8 +180,8 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
             ``WorkerTuner.create_resource_based(...)``, instead of the two),
             ``graceful_shutdown_timeout`` (how long `shutdown()` lets running nodes
             finish before cancelling them; Temporal's default is none),
-            ``deployment_config``... graphrun's defaults differ from
-            Temporal's in two: ``max_cached_workflows`` is 500 (threads kept in memory
+            ``deployment_config`` (Worker Versioning; see `deployment_config()`)...
+            graphrun's defaults differ from Temporal's in two: ``max_cached_workflows`` is 500 (threads kept in memory
             between their tasks, about 0.1 MB each; Temporal's default is 1,000), and
             workflow-task pollers autoscale (``PollerBehaviorAutoscaling``) unless
             ``workflow_task_poller_behavior`` or ``max_concurrent_workflow_task_polls``

@@ -20,7 +20,7 @@ from temporalio.exceptions import ApplicationError
 
 from .cancellation import Cancellation
 from .deadlines import InterruptDeadlines
-from .handover import carried_request, final_result
+from .handover import carried_request, final_result, next_run_version, version_moved
 from .inputs import Inputs
 from .live_stream import LiveStream
 from .metadata_update import MetadataUpdate
@@ -120,7 +120,7 @@ class GraphWorkflow(MetadataUpdate):
             try:
                 await workflow.wait_condition(
                     lambda: bool(st.inbox) or self._deleting or self._expiry.rearm
-                    or (self._closes() and st.handling == 0) or self._idle_and_long(),
+                    or (self._closes() and st.handling == 0) or self._carries_on_idle(),
                     timeout=self._next_timer())
             except TimeoutError:
                 self._timer_fired()
@@ -130,7 +130,7 @@ class GraphWorkflow(MetadataUpdate):
                 await self._delete_thread()
                 break
             if not st.inbox:
-                if self._idle_and_long():
+                if self._carries_on_idle():
                     await self._carry_on(req)
                     continue
                 if self._closes() and st.handling == 0:
@@ -161,7 +161,7 @@ class GraphWorkflow(MetadataUpdate):
             self._stream.end(item)
             self._deadlines.track(st.thread)
             self._expiry.refresh()
-            if not st.inbox and self._history_is_long():
+            if not st.inbox and (self._history_is_long() or version_moved()):
                 await self._carry_on(req)
         # Polls still waiting return now; a reader then reads the closed run by query.
         self._stream.detach()
@@ -177,8 +177,9 @@ class GraphWorkflow(MetadataUpdate):
         return await self._steps.run(item)
 
     async def _carry_on(self, req: StartRequest) -> None:
-        """Continue as new with the thread, so its history stays short; a thread too
-        large to carry stays in this run (its history grows) until it changes."""
+        """Continue as new with the thread, so its history stays short, or on the worker
+        version the task queue now targets; a thread too large to carry stays in this
+        run (its history grows, its version stays) until it changes."""
         st = self._state
         # Readers' polls return what they wait for and new ones go to the next run
         # (temporalio's recipe for streams across continue-as-new).
@@ -189,7 +190,7 @@ class GraphWorkflow(MetadataUpdate):
             req, st.thread, self._deadlines.deadlines, self._stream.carried(),
             self._records.runs, self._expiry.carried(req.ttl), self._expiry.expires_at)
         if not st.inbox and self._limits.oversized(carried, "the thread") is None:
-            workflow.continue_as_new(carried)
+            workflow.continue_as_new(carried, initial_versioning_behavior=next_run_version())
         self._uncarried = st.count
         # It stays in this run (new input, or a thread too large to carry over, whose
         # history grows): its stream takes polls again.
@@ -211,12 +212,15 @@ class GraphWorkflow(MetadataUpdate):
         return st.status == "done" or ((st.count > 0 or self._started_empty)
                                        and not st.thread.checkpoints)
 
-    def _idle_and_long(self) -> bool:
-        """Nothing to do and a long history: continue as new while idle too (signals
-        and updates on an idle thread grow its history)."""
+    def _carries_on_idle(self) -> bool:
+        """Nothing to do and a long history (signals and updates on an idle thread grow
+        it), or a new worker version to move to: continue as new while idle too. An
+        idle thread is between runs, paused on an interrupt or finished, so a pinned
+        thread moves versions here and never within a run."""
         st = self._state
         return (bool(st.lives) and st.idle() and st.handling == 0
-                and self._uncarried != st.count and self._history_is_long())
+                and self._uncarried != st.count
+                and (self._history_is_long() or version_moved()))
 
     def _history_is_long(self) -> bool:
         info = workflow.info()
@@ -532,6 +536,12 @@ class GraphWorkflow(MetadataUpdate):
         self._expiry.replace(given)
         # The API reads it there (refresh on read) without a query.
         workflow.upsert_memo({"ttl": None if given is None else given.model_dump()})
+
+    @workflow.signal
+    def upgrade(self) -> None:
+        """Wake the thread, so that, pinned to an earlier worker version and idle, it
+        learns of the version its task queue now targets and moves there
+        (`GraphClient.upgrade_threads`). Otherwise nothing."""
 
     @workflow.signal
     def touch(self) -> None:

@@ -1,5 +1,5 @@
 """What a run of the thread hands on: the input the next run continues as new with, or
-the result it closes with."""
+the result it closes with; and the worker version the next run starts on."""
 
 from __future__ import annotations
 
@@ -13,6 +13,20 @@ with workflow.unsafe.imports_passed_through():
     from graphrun import engine, serde
     from graphrun.payloads import StartRequest, ThreadResult
     from graphrun.spec import GraphSpec
+
+
+def version_moved() -> bool:
+    """The task queue now targets another worker version than the one this run is pinned
+    to (Worker Versioning; always False on unversioned workers, so histories from
+    before replay as they ran)."""
+    return workflow.info().is_target_worker_deployment_version_changed()
+
+
+def next_run_version() -> workflow.ContinueAsNewVersioningBehavior | None:
+    """How the next run picks its worker version: the task queue's target when it moved
+    (a pinned thread changes version only between runs, at a continue-as-new), else the
+    same version as this run."""
+    return workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE if version_moved() else None
 
 
 def carried_request(req: StartRequest, thread: engine.Thread, deadlines: dict[str, str],

@@ -22,6 +22,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 
+from .handover import next_run_version, version_moved
+
 with workflow.unsafe.imports_passed_through():
     from graphrun import visibility
 
@@ -124,15 +126,22 @@ class AssistantRecord:
     @workflow.run
     async def run(self, start: AssistantStart) -> None:
         await workflow.wait_condition(
-            lambda: self._deleted or workflow.info().is_continue_as_new_suggested())
+            lambda: self._deleted or workflow.info().is_continue_as_new_suggested()
+            or version_moved())
         await workflow.wait_condition(workflow.all_handlers_finished)
         if not self._deleted:
-            workflow.continue_as_new(self._carried(), memo={ASSISTANT_MEMO: self.current()})
+            workflow.continue_as_new(self._carried(), memo={ASSISTANT_MEMO: self.current()},
+                                     initial_versioning_behavior=next_run_version())
 
     def _carried(self) -> AssistantStart:
         return AssistantStart(versions=self._versions, latest=self._latest,
                               created_at=self._created_at, updated_at=self._updated_at,
                               search_attributes=self._search_attributes)
+
+    @workflow.signal
+    def upgrade(self) -> None:
+        """Wake the record, so that, pinned to an earlier worker version, it moves to the
+        one its task queue now targets (`GraphClient.upgrade_threads`)."""
 
     @workflow.query
     def current(self) -> dict[str, Any]:

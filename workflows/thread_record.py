@@ -19,6 +19,7 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
+from .handover import next_run_version, version_moved
 from .metadata_update import MetadataUpdate
 
 with workflow.unsafe.imports_passed_through():
@@ -57,7 +58,7 @@ class ThreadRecord(MetadataUpdate):
             try:
                 await workflow.wait_condition(
                     lambda: self._adopted is not None or self._rearm
-                    or workflow.info().is_continue_as_new_suggested(),
+                    or workflow.info().is_continue_as_new_suggested() or version_moved(),
                     timeout=lifetime.seconds_left(self._expires_at, workflow.now()))
             except TimeoutError:
                 if self._expires_at and datetime.fromisoformat(
@@ -84,11 +85,13 @@ class ThreadRecord(MetadataUpdate):
                         "ttl": None if self._ttl is None else self._ttl.model_dump(),
                         "expires_at": self._expires_at,
                         "index_metadata": self._start.index_metadata, "keep": True})],
-                    memo=memo, search_attributes=self._attributes(metadata))
-            if workflow.info().is_continue_as_new_suggested():
+                    memo=memo, search_attributes=self._attributes(metadata),
+                    initial_versioning_behavior=next_run_version())
+            if workflow.info().is_continue_as_new_suggested() or version_moved():
                 workflow.continue_as_new(self._start.model_copy(update={
                     "ttl": None if self._ttl is None else self._ttl.model_dump(),
-                    "expires_at": self._expires_at, "lives": True}))
+                    "expires_at": self._expires_at, "lives": True}),
+                    initial_versioning_behavior=next_run_version())
 
     @workflow.signal
     def adopt(self, req: StartRequest, stamp: dict[str, Any] | None = None) -> None:
@@ -141,6 +144,11 @@ class ThreadRecord(MetadataUpdate):
         self._refresh_ttl()
         # The API reads it there (refresh on read) without a query.
         workflow.upsert_memo({"ttl": None if self._ttl is None else self._ttl.model_dump()})
+
+    @workflow.signal
+    def upgrade(self) -> None:
+        """Wake the record, so that, pinned to an earlier worker version, it moves to the
+        one its task queue now targets (`GraphClient.upgrade_threads`)."""
 
     @workflow.signal
     def touch(self) -> None:
