@@ -1,0 +1,144 @@
+"""Every fenced code block in docs/**/*.md and README.md runs, parses or is a real command.
+
+The rules (tests/docs/blocks.py finds the blocks):
+
+- Every fence names its language: python, bash/sh/console, json/yaml/toml, or text
+  (output, diagrams, file layouts: not checked).
+- ```python blocks of one page run in order in one fresh namespace per page, so a later
+  block uses what an earlier one defined; nothing is bound beforehand. Top-level
+  ``await``, ``async for`` and ``async with`` work: each block runs in the page's one
+  event loop, as a notebook cell does, so what a block starts (a worker's
+  ``asyncio.create_task(worker.run())``) serves the next ones; it is stopped at the end.
+  A Temporal dev server (the docs' own) is there for the blocks that connect:
+  ``TEMPORAL_ADDRESS`` points at it, so ``GraphClient.connect()`` with no address reaches it, as the docs
+  say it reads that variable.
+- A python block that is a fragment on purpose (a call out of its context) has the line
+  ``<!-- fragment -->`` right before its fence (invisible on the site and on GitHub); it
+  is compiled, not run. Keep them few.
+- Shell blocks: every ``graphrun ...`` command must parse with
+  ``graphrun.cli.build_parser().parse_args(...)``, so flags stay real; any other program
+  must be on blocks.PROGRAMS. A console block's commands are its lines after ``$ ``.
+- json, yaml and toml blocks must parse.
+
+A failure names the page and the line of the block (and a Python traceback's frames
+carry the page's own line numbers).
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import inspect
+import re
+import sys
+import traceback
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graphrun.devserver import DevServer
+from tests.docs.blocks import (
+    DATA,
+    LANGUAGES,
+    PYTHON,
+    ROOT,
+    SHELL,
+    Block,
+    blocks,
+    check_data,
+    check_shell,
+    pages,
+)
+
+FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+
+
+def _compiled(block: Block) -> object:
+    # Padding puts the code on the page's own lines, for tracebacks.
+    return compile("\n" * block.line + block.source, str(block.page.relative_to(ROOT)),
+                   "exec", flags=FLAGS)
+
+
+def _python_pages() -> list[Path]:
+    return [p for p in pages()
+            if any(b.lang in PYTHON and not b.fragment for b in blocks(p))]
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [str(p.relative_to(ROOT)) for p in paths]
+
+
+def test_fences_name_a_language_and_static_blocks_check() -> None:
+    problems = []
+    for page in pages():
+        for block in blocks(page):
+            if block.lang not in LANGUAGES:
+                problems.append(f"{block.where}: fence language {block.lang!r}: use one of "
+                                f"{sorted(LANGUAGES)} (text for output and diagrams)")
+            elif block.fragment and block.lang not in PYTHON:
+                problems.append(f"{block.where}: only python blocks can be fragments")
+            elif block.lang in SHELL:
+                problems += [f"{block.where}: {p}" for p in check_shell(block)]
+            elif block.lang in DATA:
+                problems += [f"{block.where}: {p}" for p in check_data(block)]
+            elif block.lang in PYTHON:
+                try:
+                    _compiled(block)
+                except SyntaxError as exc:
+                    problems.append(f"{block.where}: does not compile: {exc}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def docs_server() -> Iterator[DevServer]:
+    """A dev server of the docs' own, so their thread ids ("order-42") meet no other test's."""
+    with DevServer(ui=False) as server:
+        yield server
+
+
+@pytest.fixture
+def temporal_env(docs_server: DevServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    monkeypatch.setenv("TEMPORAL_ADDRESS", docs_server.address)
+    monkeypatch.setenv("TEMPORAL_NAMESPACE", "default")
+    yield docs_server.address
+
+
+@pytest.mark.parametrize("page", _python_pages(), ids=_ids(_python_pages()))
+def test_python_blocks_run(page: Path, temporal_env: str) -> None:
+    # A module of its own (in sys.modules while it runs), as dataclasses and type hints
+    # look a class's module up.
+    module = types.ModuleType("docs_page_" + re.sub(r"\W", "_", str(page.relative_to(ROOT))))
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
+    loop = asyncio.new_event_loop()
+    try:
+        for block in blocks(page):
+            if block.lang not in PYTHON or block.fragment:
+                continue
+            try:
+                loop.run_until_complete(_run(block, namespace))
+            except Exception:
+                pytest.fail(f"{block.where}: the block raised\n{traceback.format_exc()}",
+                            pytrace=False)
+    finally:
+        loop.run_until_complete(_stop_leftovers())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+        del sys.modules[module.__name__]
+
+
+async def _run(block: Block, namespace: dict[str, object]) -> None:
+    """One block, in the page's running loop (as a notebook cell: a worker can be made)."""
+    result = eval(_compiled(block), namespace)
+    if inspect.iscoroutine(result):
+        await result
+
+
+async def _stop_leftovers() -> None:
+    """What a page left running (a worker's `asyncio.create_task(worker.run())`) stops."""
+    pending = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
