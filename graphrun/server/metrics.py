@@ -106,8 +106,9 @@ def run_started(app: Any, graph: str) -> None:
 
 
 def install(app: Any) -> ApiMetrics:
-    """Keep `app`'s metrics (the outermost middleware, so refusals and CORS preflights
-    count too) and serve them at `GET /metrics`."""
+    """Keep `app`'s metrics and serve them at `GET /metrics`. Call it once the app's
+    other middleware is added: its own is then the outermost, so that the requests
+    other middleware refuses (a missing API key) or answers (a CORS preflight) count."""
     metrics = app.state.metrics = ApiMetrics()
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     app.add_api_route("/metrics", serve, methods=["GET"], tags=["meta"])
