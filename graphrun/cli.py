@@ -11,10 +11,12 @@ commands to invoke, resume and inspect threads.
     graphrun threads --status interrupted
     graphrun codec-server --origin http://localhost:8233   # the Web UI reads encrypted threads
 
-Connection settings come from flags or, like the `temporal` CLI, from the
-environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE
-(default "default"), TEMPORAL_TLS (true/1 to use TLS), TEMPORAL_API_KEY (implies
-TLS), and GRAPHRUN_TASK_QUEUE (default "graphrun").
+Connection settings come as the `temporal` CLI's do: a profile of a temporal.toml
+(--profile / TEMPORAL_PROFILE, --config-file / TEMPORAL_CONFIG_FILE), the environment
+over it (TEMPORAL_ADDRESS, default localhost:7233; TEMPORAL_NAMESPACE, default
+"default"; TEMPORAL_API_KEY, which implies TLS; TEMPORAL_TLS; the mTLS certificates
+TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH), then flags over both;
+and GRAPHRUN_TASK_QUEUE (default "graphrun").
 
 GRAPHRUN_ENCRYPTION_KEYS="k2:<base64>,k1:<base64>" (newest first) turns on AES-GCM
 payload encryption for every command that connects (dev, worker, invoke, resume,
@@ -79,8 +81,12 @@ _SERVER_HINT = "start one with `graphrun dev` or set TEMPORAL_ADDRESS"
 
 _ENVIRONMENT_HELP = """\
 environment:
-  TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS, TEMPORAL_API_KEY
-                        connection defaults, as for the `temporal` CLI
+  TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS,
+  TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH,
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_SERVER_NAME,
+  TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE
+                        the connection, as for the `temporal` CLI and Temporal's SDKs
+                        (a temporal.toml profile, the environment over it)
   GRAPHRUN_TASK_QUEUE   task queue of the graphrun worker (default graphrun)
   GRAPHRUN_ENCRYPTION_KEYS
                         "k2:<base64 32 bytes>,k1:<base64 32 bytes>", newest first:
@@ -99,25 +105,38 @@ environment:
 
 
 # -- arguments ------------------------------------------------------------------------
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
 KEEP_ALIVE_SECONDS = 75  # the API's idle HTTP connections (see cmd_serve)
 STUDIO_ORIGIN = "https://smith.langchain.com"  # LangGraph Studio calls `graphrun dev` from it
 
 
 def _connection_parent() -> _Parser:
     p = _Parser(add_help=False)
-    g = p.add_argument_group("connection (flags override TEMPORAL_* environment variables)")
+    g = p.add_argument_group("connection (flags over TEMPORAL_* environment variables, "
+                             "over a temporal.toml profile)")
     g.add_argument("--address", default=None,
                    help=f"Temporal frontend host:port (env TEMPORAL_ADDRESS, "
                         f"default {DEFAULT_ADDRESS})")
     g.add_argument("--namespace", default=None,
                    help=f"namespace (env TEMPORAL_NAMESPACE, default {DEFAULT_NAMESPACE})")
     g.add_argument("--tls", action="store_true", default=None,
-                   help="connect with TLS (env TEMPORAL_TLS=true; implied by an API key)")
+                   help="connect with TLS (env TEMPORAL_TLS=true; implied by an API key or "
+                        "a certificate)")
     g.add_argument("--api-key", default=None, help="API key (env TEMPORAL_API_KEY)")
+    g.add_argument("--tls-cert-path", default=None, metavar="FILE",
+                   help="client certificate for mTLS (env TEMPORAL_TLS_CLIENT_CERT_PATH)")
+    g.add_argument("--tls-key-path", default=None, metavar="FILE",
+                   help="its private key (env TEMPORAL_TLS_CLIENT_KEY_PATH)")
+    g.add_argument("--tls-ca-path", default=None, metavar="FILE",
+                   help="CA that signed the server's certificate, when not a public one "
+                        "(env TEMPORAL_TLS_SERVER_CA_CERT_PATH)")
+    g.add_argument("--tls-server-name", default=None, metavar="NAME",
+                   help="the server's name in its certificate (env TEMPORAL_TLS_SERVER_NAME)")
+    g.add_argument("--profile", default=None, metavar="NAME",
+                   help="profile of the Temporal config file (env TEMPORAL_PROFILE, "
+                        "default \"default\")")
+    g.add_argument("--config-file", default=None, metavar="FILE",
+                   help="Temporal config file (env TEMPORAL_CONFIG_FILE; default: "
+                        "temporal.toml in the user's config directory, as the temporal CLI)")
     g.add_argument("--task-queue", default=None,
                    help=f"task queue of the graphrun worker (env GRAPHRUN_TASK_QUEUE, "
                         f"default {DEFAULT_TASK_QUEUE})")
@@ -549,8 +568,7 @@ Keep the server on loopback, or behind TLS: it decrypts for whoever may call it.
 class Connection:
     address: str
     namespace: str
-    tls: bool
-    api_key: str | None
+    temporal: Any  # graphrun.connection.TemporalConnection: how to reach it
     task_queue: str
     encryption: Mapping[str, bytes] | None = dataclasses.field(default=None, repr=False)
     payload_dir: str | None = None  # external storage for large payloads (graphrun.storage)
@@ -570,19 +588,26 @@ def _encryption_keys() -> dict[str, bytes] | None:
 
 
 def _connection(args: argparse.Namespace) -> Connection:
-    api_key = getattr(args, "api_key", None) or os.environ.get("TEMPORAL_API_KEY") or None
-    tls = bool(getattr(args, "tls", None)) or _env_flag("TEMPORAL_TLS") or bool(api_key)
+    from graphrun.connection import TemporalConfigError, resolve
+
+    def arg(name: str) -> Any:
+        return getattr(args, name, None)
+
+    try:
+        temporal = resolve(address=arg("address"), namespace=arg("namespace"),
+                           api_key=arg("api_key"), tls=True if arg("tls") else None,
+                           tls_cert_path=arg("tls_cert_path"), tls_key_path=arg("tls_key_path"),
+                           tls_ca_path=arg("tls_ca_path"),
+                           tls_server_name=arg("tls_server_name"), profile=arg("profile"),
+                           config_file=arg("config_file"))
+    except TemporalConfigError as exc:
+        raise CLIError(str(exc), 2) from None
     return Connection(
-        address=getattr(args, "address", None) or os.environ.get("TEMPORAL_ADDRESS")
-        or DEFAULT_ADDRESS,
-        namespace=getattr(args, "namespace", None) or os.environ.get("TEMPORAL_NAMESPACE")
-        or DEFAULT_NAMESPACE,
-        tls=tls, api_key=api_key,
-        task_queue=getattr(args, "task_queue", None) or os.environ.get("GRAPHRUN_TASK_QUEUE")
+        address=temporal.address, namespace=temporal.namespace, temporal=temporal,
+        task_queue=arg("task_queue") or os.environ.get("GRAPHRUN_TASK_QUEUE")
         or DEFAULT_TASK_QUEUE,
         encryption=_encryption_keys(), payload_dir=_payload_dir_env(),
-        tracing=getattr(args, "tracing", None) or "auto",
-        metrics_bind=getattr(args, "metrics_bind", None))
+        tracing=arg("tracing") or "auto", metrics_bind=arg("metrics_bind"))
 
 
 def _payload_dir_env() -> str | None:
@@ -678,8 +703,10 @@ async def _connect(conn: Connection) -> Any:
     traced = _tracing(conn)
     try:
         return await GraphClient.connect(conn.address, namespace=conn.namespace,
-                                         task_queue=conn.task_queue, tls=conn.tls,
-                                         api_key=conn.api_key, encryption=conn.encryption,
+                                         task_queue=conn.task_queue, tls=conn.temporal.tls,
+                                         api_key=conn.temporal.api_key,
+                                         rpc_metadata=conn.temporal.rpc_metadata,
+                                         encryption=conn.encryption,
                                          external_storage=conn.payload_dir, tracing=traced,
                                          **options)
     except ImportError as exc:  # GRAPHRUN_ENCRYPTION_KEYS set, cryptography missing
@@ -688,10 +715,41 @@ async def _connect(conn: Connection) -> Any:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if "Connection refused" in detail or "ConnectionRefused" in detail:
             detail = "connection refused"
+        elif (hint := _tls_refusal(conn, detail)) is not None:
+            raise CLIError(f"cannot reach a Temporal server at {conn.temporal.describe()}: "
+                           f"{hint}") from exc
         elif len(detail) > 160:
             detail = detail[:160] + "..."
-        raise CLIError(f"cannot reach a Temporal server at {conn.address} ({detail}); "
-                       f"{_SERVER_HINT}") from exc
+        raise CLIError(f"cannot reach a Temporal server at {conn.temporal.describe()} "
+                       f"({detail}); {_SERVER_HINT}") from exc
+
+
+# How a refused TLS handshake shows in temporalio's connect error: the server's side hangs
+# up (no client certificate, or one it does not trust) or names the certificate.
+_TLS_FAILURES = ("close_notify", "UnexpectedEof", "BrokenPipe", "ConnectionReset",
+                 "handshake", "certificate", "Certificate")
+
+
+def _tls_refusal(conn: Connection, detail: str) -> str | None:
+    """What a failed TLS connection most likely lacks, or None when it is not one."""
+    tls = conn.temporal.tls
+    if tls and "InvalidCertificate(NotValidForName" in detail:
+        return ("the server's certificate is not for this name: give the name it holds with "
+                "--tls-server-name (TEMPORAL_TLS_SERVER_NAME)")
+    if tls and "InvalidCertificate" in detail:
+        return ("the server's certificate is not trusted: give the CA that signed it with "
+                "--tls-ca-path (TEMPORAL_TLS_SERVER_CA_CERT_PATH, or a profile's "
+                "tls.server_ca_cert_path)")
+    if not tls or "transport error" not in detail or not any(
+            w in detail for w in _TLS_FAILURES):
+        return None
+    if getattr(tls, "client_cert", None):
+        return ("the TLS handshake failed: the server does not accept this client "
+                "certificate (signed by a CA it does not trust?), or its own certificate "
+                "does not match (--tls-ca-path, --tls-server-name)")
+    return ("the TLS handshake failed: the server may require a client certificate (mTLS): "
+            "give one with --tls-cert-path and --tls-key-path, TEMPORAL_TLS_CLIENT_CERT_PATH "
+            "and TEMPORAL_TLS_CLIENT_KEY_PATH, or a profile's tls.client_cert_path")
 
 
 _QUERY_TIMEOUT = _dt.timedelta(seconds=15)
@@ -1440,7 +1498,10 @@ async def cmd_dev(args: argparse.Namespace) -> int:
         raise CLIError(f"cannot start the Temporal dev server: {first} (is port {args.port} "
                        f"in use? try --port)") from exc
     try:
-        conn = Connection(address=server.address, namespace=namespace, tls=False, api_key=None,
+        from graphrun.connection import TemporalConnection
+
+        local = TemporalConnection(address=server.address, namespace=namespace)
+        conn = Connection(address=server.address, namespace=namespace, temporal=local,
                           task_queue=task_queue, encryption=keys, payload_dir=payload_dir,
                           tracing=args.tracing or "auto", metrics_bind=args.metrics_bind)
         gc = await _connect(conn)

@@ -46,10 +46,11 @@ from temporalio.converter import (
     PayloadCodec,
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from graphrun import callbacks, errors, lifetime, registry, relay, serde, stream, visibility
 from graphrun import tracing as tracing_mod
+from graphrun.connection import resolve
 from graphrun.declared import DeclaredTypes
 from graphrun.engine import stream_chunks
 from graphrun.payloads import (
@@ -218,7 +219,8 @@ class GraphClient:
     @classmethod
     async def connect(cls, target: str | None = None, *, namespace: str | None = None,
                       task_queue: str = "graphrun", id_prefix: str = "",
-                      tls: bool | Any = False, api_key: str | None = None,
+                      tls: bool | TLSConfig | None = None, api_key: str | None = None,
+                      profile: str | None = None, config_file: str | None = None,
                       max_history: int = 100, history_event_limit: int = 10_000,
                       encryption: Mapping[str, bytes] | str | PayloadCodec | None = None,
                       external_storage: StorageLike | None = None,
@@ -228,14 +230,20 @@ class GraphClient:
                       index_metadata: Sequence[str] | None = None,
                       default_ttl: lifetime.ThreadTTL | None = None,
                       **connect_options: Any) -> GraphClient:
-        """Connect to Temporal (default: $TEMPORAL_ADDRESS or localhost:7233).
+        """Connect to Temporal as the `temporal` CLI does (`graphrun.connection`): the
+        profile of a temporal.toml (`profile`, `config_file`, or $TEMPORAL_PROFILE and
+        $TEMPORAL_CONFIG_FILE), the TEMPORAL_* environment over it (address, namespace,
+        API key, TLS and mTLS certificates), then `target`, `namespace`, `tls` and
+        `api_key` over both; localhost:7233 and "default" when none says.
 
         Takes the constructor's options (task_queue, id_prefix, max_history,
         history_event_limit, search_attributes, types, limits, index_metadata, default_ttl)
-        and temporalio's
-        `Client.connect` options.
+        and temporalio's `Client.connect` options.
 
         Args:
+            tls: True or False to turn TLS on or off, or a temporalio `TLSConfig`
+                (certificates as bytes); None (the default): as configured, and on with
+                an API key.
             encryption: encrypt payloads with AES-GCM: key id -> 32-byte key, newest
                 first (the newest encrypts, any decrypts), a
                 ``GRAPHRUN_ENCRYPTION_KEYS``-style string, or a PayloadCodec. None
@@ -256,13 +264,16 @@ class GraphClient:
         chosen = tracing_mod.resolve(tracing)
         if chosen is not None:
             connect_options["interceptors"] = [*connect_options.get("interceptors", ()), chosen]
+        conn = resolve(address=target, namespace=namespace, api_key=api_key,
+                       tls=None if isinstance(tls, TLSConfig) else tls, profile=profile,
+                       config_file=config_file)
+        options = conn.connect_options()
+        if isinstance(tls, TLSConfig):
+            options["tls"] = tls
         client = await Client.connect(
-            target or os.environ.get("TEMPORAL_ADDRESS", "localhost:7233"),
-            namespace=namespace or os.environ.get("TEMPORAL_NAMESPACE", "default"),
+            **{**options, **connect_options},
             data_converter=data_converter(encryption=encryption,
-                                          external_storage=external_storage),
-            tls=tls or bool(api_key),
-            api_key=api_key, **connect_options)
+                                          external_storage=external_storage))
         return cls(client, task_queue=task_queue, id_prefix=id_prefix, max_history=max_history,
                    history_event_limit=history_event_limit,
                    search_attributes=search_attributes, types=types, limits=limits,
