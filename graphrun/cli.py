@@ -23,10 +23,10 @@ payload encryption for every command that connects (dev, worker, invoke, resume,
 state, history, threads) and gives codec-server its keys: the newest key
 encrypts, every listed key decrypts (see graphrun.codec).
 
-GRAPHRUN_PAYLOAD_DIR=/path keeps payloads of 256 KiB or more (a large state) in
-files under that directory and references in history (see graphrun.storage), for
-every command that connects; commands need it when the workers use it. `graphrun
-dev` keeps them in <state dir>/payloads unless told otherwise.
+GRAPHRUN_PAYLOAD_STORE=/path (or s3://BUCKET; GRAPHRUN_PAYLOAD_DIR=/path too) keeps
+payloads of 256 KiB or more (a large state) in that store and references in history
+(see graphrun.storage), for every command that connects; commands need it when the
+workers use it. `graphrun dev` keeps them in <state dir>/payloads unless told otherwise.
 
 Errors print one line starting with ``error:`` on stderr. Exit codes: 0 success,
 1 failure (no server, unknown thread, refused resume, unknown graph, ...),
@@ -93,9 +93,11 @@ environment:
                         encrypt payloads (AES-GCM) in every command that connects;
                         the newest key encrypts, every key decrypts. Workers, clients
                         and codec-server need the same keys.
-  GRAPHRUN_PAYLOAD_DIR  keep payloads of 256 KiB or more in files here, history
-                        holding references (external payload storage); workers and
-                        clients need the same directory. `dev` uses one by default.
+  GRAPHRUN_PAYLOAD_STORE, GRAPHRUN_PAYLOAD_DIR
+                        keep payloads of 256 KiB or more in this directory (or
+                        s3://BUCKET, with AWS_* settings), history holding references
+                        (external payload storage); workers and clients need the same
+                        store. `dev` uses a directory by default.
   GRAPHRUN_CODEC_TOKEN  bearer token codec-server requires (or --token)
   LANGSMITH_TRACING=true, LANGSMITH_API_KEY, LANGSMITH_PROJECT, LANGSMITH_ENDPOINT
                         trace invocations, workflows and nodes in LangSmith (--tracing)
@@ -140,6 +142,10 @@ def _connection_parent() -> _Parser:
     g.add_argument("--task-queue", default=None,
                    help=f"task queue of the graphrun worker (env GRAPHRUN_TASK_QUEUE, "
                         f"default {DEFAULT_TASK_QUEUE})")
+    g.add_argument("--payload-store", default=None, metavar="DIR|s3://BUCKET",
+                   help="keep payloads of 256 KiB or more there, history holding references "
+                        "(env GRAPHRUN_PAYLOAD_STORE, or GRAPHRUN_PAYLOAD_DIR for a directory); "
+                        "workers and clients need the same store")
     _tracing_argument(p)
     return p
 
@@ -571,7 +577,7 @@ class Connection:
     temporal: Any  # graphrun.connection.TemporalConnection: how to reach it
     task_queue: str
     encryption: Mapping[str, bytes] | None = dataclasses.field(default=None, repr=False)
-    payload_dir: str | None = None  # external storage for large payloads (graphrun.storage)
+    payload_store: str | None = None  # large payloads' store: a directory or s3://BUCKET
     tracing: str = "auto"  # --tracing, else the environment (graphrun.tracing)
     metrics_bind: str | None = None  # --metrics-bind: a Prometheus endpoint
 
@@ -606,7 +612,8 @@ def _connection(args: argparse.Namespace) -> Connection:
         address=temporal.address, namespace=temporal.namespace, temporal=temporal,
         task_queue=arg("task_queue") or os.environ.get("GRAPHRUN_TASK_QUEUE")
         or DEFAULT_TASK_QUEUE,
-        encryption=_encryption_keys(), payload_dir=_payload_dir_env(),
+        encryption=_encryption_keys(),
+        payload_store=arg("payload_store") or _payload_store_env(),
         tracing=arg("tracing") or "auto", metrics_bind=arg("metrics_bind"))
 
 
@@ -614,6 +621,40 @@ def _payload_dir_env() -> str | None:
     from graphrun.storage import PAYLOAD_DIR_ENV
 
     return os.environ.get(PAYLOAD_DIR_ENV, "").strip() or None
+
+
+def _payload_store_env() -> str | None:
+    from graphrun.storage import PAYLOAD_STORE_ENV
+
+    return os.environ.get(PAYLOAD_STORE_ENV, "").strip() or _payload_dir_env()
+
+
+# What commands open for their run (an S3 client): closed when the command ends.
+_RESOURCES: list[contextlib.AsyncExitStack] = []
+
+
+async def _open_store(where: str | None) -> Any:
+    from graphrun.storage import open_store
+
+    if not where:
+        return None
+    stack = contextlib.AsyncExitStack()
+    _RESOURCES.append(stack)
+    try:
+        return await open_store(where, stack)
+    except ValueError as exc:
+        raise CLIError(f"payload store: {exc}", 2) from None
+    except ImportError as exc:
+        raise CLIError(str(exc), 2) from None
+
+
+async def _run_command(args: argparse.Namespace) -> int:
+    try:
+        return await _COMMANDS[args.command](args)
+    finally:
+        while _RESOURCES:
+            with contextlib.suppress(Exception):
+                await _RESOURCES.pop().aclose()
 
 
 # -- Temporal errors --------------------------------------------------------------
@@ -701,14 +742,14 @@ async def _connect(conn: Connection) -> Any:
         except Exception as exc:
             raise CLIError(f"--metrics-bind {conn.metrics_bind}: {exc}", 2) from exc
     traced = _tracing(conn)
+    store = await _open_store(conn.payload_store)
     try:
         return await GraphClient.connect(conn.address, namespace=conn.namespace,
                                          task_queue=conn.task_queue, tls=conn.temporal.tls,
                                          api_key=conn.temporal.api_key,
                                          rpc_metadata=conn.temporal.rpc_metadata,
-                                         encryption=conn.encryption,
-                                         external_storage=conn.payload_dir, tracing=traced,
-                                         **options)
+                                         encryption=conn.encryption, external_storage=store,
+                                         tracing=traced, **options)
     except ImportError as exc:  # GRAPHRUN_ENCRYPTION_KEYS set, cryptography missing
         raise CLIError(str(exc)) from exc
     except Exception as exc:  # temporalio raises RuntimeError("Failed client connect: ...")
@@ -1414,7 +1455,7 @@ async def cmd_worker(args: argparse.Namespace) -> int:
     print_lines([f"graphrun worker on {conn.address} (namespace {conn.namespace}, task queue "
                  f"{conn.task_queue})", f"serving graphs: {', '.join(sorted(graphs))}",
                  *_unserved_lines(loaded),
-                 _encryption_line(conn.encryption), _storage_line(conn.payload_dir),
+                 _encryption_line(conn.encryption), _storage_line(conn.payload_store),
                  _tracing_line(gc), _metrics_line(conn.metrics_bind),
                  *([f"store: {args.store}"] if store is not None else []),
                  *([f"cache: {args.cache}"] if cache is not None else []),
@@ -1456,10 +1497,11 @@ def _encryption_line(keys: Mapping[str, bytes] | None) -> str:
     return f"payloads: encrypted with key {ids[0]!r}; decrypts keys {ids}"
 
 
-def _storage_line(payload_dir: str | None) -> str:
-    if not payload_dir:
-        return "large payloads: in history, up to Temporal's 2 MB limit (set GRAPHRUN_PAYLOAD_DIR)"
-    return f"large payloads (256 KiB or more): stored in {payload_dir}"
+def _storage_line(store: str | None) -> str:
+    if not store:
+        return ("large payloads: in history, up to Temporal's 2 MB limit (set "
+                "GRAPHRUN_PAYLOAD_STORE to a directory or s3://BUCKET)")
+    return f"large payloads (256 KiB or more): stored in {store}"
 
 
 async def cmd_dev(args: argparse.Namespace) -> int:
@@ -1502,7 +1544,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
 
         local = TemporalConnection(address=server.address, namespace=namespace)
         conn = Connection(address=server.address, namespace=namespace, temporal=local,
-                          task_queue=task_queue, encryption=keys, payload_dir=payload_dir,
+                          task_queue=task_queue, encryption=keys, payload_store=payload_dir,
                           tracing=args.tracing or "auto", metrics_bind=args.metrics_bind)
         gc = await _connect(conn)
         await _require_setup(gc)
@@ -1686,7 +1728,7 @@ def _main(argv: Sequence[str] | None) -> int:
     _ensure_cwd_on_path()
     try:
         try:
-            return asyncio.run(_COMMANDS[args.command](args))
+            return asyncio.run(_run_command(args))
         finally:
             _flush_tracing()  # runs still queued would be lost when the process ends
     except CLIError as exc:
@@ -1703,8 +1745,9 @@ def _main(argv: Sequence[str] | None) -> int:
         if "TMPRL1105" in str(exc):
             # temporalio met a reference to an externally stored payload.
             print("error: the thread's large payloads are in external storage and "
-                  "GRAPHRUN_PAYLOAD_DIR is not set; set it to the workers' payload directory "
-                  "(`graphrun dev` prints its own)", file=sys.stderr)
+                  "GRAPHRUN_PAYLOAD_DIR is not set; set it (or GRAPHRUN_PAYLOAD_STORE, or "
+                  "--payload-store) to the workers' payload store (`graphrun dev` prints its "
+                  "own)", file=sys.stderr)
             return 1
         if _is_unavailable(exc):
             print(f"error: lost the connection to the Temporal server ({exc}); {_SERVER_HINT}",

@@ -23,6 +23,7 @@ ciphertext (the SDK runs the codec before external storage).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import shutil
@@ -43,9 +44,11 @@ from temporalio.converter import (
 __all__ = [
     "DEFAULT_THRESHOLD",
     "PAYLOAD_DIR_ENV",
+    "PAYLOAD_STORE_ENV",
     "ExternalStorage",
     "LocalDirectoryDriver",
     "StorageDriver",
+    "open_store",
     "storage_from",
     "storage_from_env",
 ]
@@ -56,6 +59,10 @@ well under Temporal's 2 MB payload limit and its 512 KB warning."""
 
 PAYLOAD_DIR_ENV = "GRAPHRUN_PAYLOAD_DIR"
 """Environment variable naming a directory for `LocalDirectoryDriver` (the CLI reads it)."""
+
+PAYLOAD_STORE_ENV = "GRAPHRUN_PAYLOAD_STORE"
+"""Environment variable naming the store of the CLI's commands: a directory, or
+``s3://BUCKET`` (`open_store`); over ``GRAPHRUN_PAYLOAD_DIR`` when both are set."""
 
 StorageLike = ExternalStorage | StorageDriver | Sequence[StorageDriver] | str | os.PathLike[str]
 
@@ -197,6 +204,32 @@ def storage_from(value: StorageLike, *, threshold: int = DEFAULT_THRESHOLD) -> E
     return ExternalStorage(drivers=drivers, payload_size_threshold=threshold,
                            driver_selector=(lambda _ctx, _p: first) if len(drivers) > 1
                            else None)
+
+
+async def open_store(where: str, resources: contextlib.AsyncExitStack) -> StorageLike:
+    """The store `where` names: a directory, or ``s3://BUCKET`` for the SDK's S3 driver
+    with an aioboto3 client configured as AWS's tools are (AWS_REGION, credentials,
+    AWS_ENDPOINT_URL for an S3-compatible store such as MinIO), kept open in
+    `resources`. The driver keys objects by namespace and workflow id itself, so a
+    bucket takes no prefix."""
+    if where.startswith("s3://"):
+        bucket = where[len("s3://"):].rstrip("/")
+        if not bucket or "/" in bucket:
+            raise ValueError(f"{where!r}: s3://BUCKET, without a path (the S3 driver keys "
+                             f"objects by namespace and workflow id itself)")
+        try:
+            import aioboto3
+            from temporalio.contrib.aws.s3driver import S3StorageDriver
+            from temporalio.contrib.aws.s3driver.aioboto3 import new_aioboto3_client
+        except ImportError as exc:
+            raise ImportError(f"s3:// payload storage needs aioboto3 ({exc}): "
+                              f"pip install 'temporalio[aioboto3]'") from exc
+        client = await resources.enter_async_context(aioboto3.Session().client("s3"))
+        return S3StorageDriver(client=new_aioboto3_client(client), bucket=bucket)
+    if "://" in where:
+        raise ValueError(f"{where!r}: a directory or s3://BUCKET (in Python, any "
+                         f"StorageDriver, e.g. the SDK's GCS driver)")
+    return where
 
 
 def storage_from_env(environ: Mapping[str, str] | None = None) -> ExternalStorage | None:

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 # The command must not pick up a developer's own Temporal settings (or keys).
 _CLEAN_ENV = {k: v for k, v in os.environ.items()
               if not k.startswith(("TEMPORAL_", "GRAPHRUN_TASK_QUEUE", "GRAPHRUN_ENCRYPTION_KEYS",
-                                   "GRAPHRUN_CODEC_TOKEN", "GRAPHRUN_PAYLOAD_DIR"))}
+                                   "GRAPHRUN_CODEC_TOKEN", "GRAPHRUN_PAYLOAD_"))}
 
 
 def graphrun_cmd(*args: str) -> list[str]:

@@ -100,3 +100,7 @@ async def history_payloads(client: Client, workflow_id: str) -> tuple[list[Paylo
             .continued_execution_run_id or None
         if run_id is None:
             return found, runs
+
+
+# For `graphrun worker --graph tests.temporal.storage_helpers:cli_big` (S3 from the env).
+cli_big = big_state_graph("cli-big", size=3_000_000)

@@ -90,3 +90,36 @@ async def test_s3_driver_round_trips_a_large_state(temporal_client: Client, s3: 
     print(f"\nS3 (moto): {SIZE} chars of state, pause/get_state/resume {took:.1f}s; "
           f"{runs} run(s), {refs} references, largest payload in history {largest} B, "
           f"{len(keys)} objects in the bucket")
+
+
+async def test_commands_choose_s3_from_the_environment(dev_server: Any, s3: Any,
+                                                       s3_endpoint: str) -> None:
+    """`GRAPHRUN_PAYLOAD_STORE=s3://BUCKET` with AWS's own settings: a worker process and a
+    CLI reader share the bucket, and neither writes a large payload into history."""
+    from tests.cli.helpers import Background, run_cli
+
+    queue, tid = f"s3-cli-{uuid.uuid4()}", f"s3-cli-{uuid.uuid4()}"
+    env = {"GRAPHRUN_PAYLOAD_STORE": f"s3://{BUCKET}", "AWS_ENDPOINT_URL": s3_endpoint,
+           "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+           "AWS_DEFAULT_REGION": "us-east-1", "TEMPORAL_ADDRESS": dev_server.address,
+           "GRAPHRUN_TASK_QUEUE": queue}
+    worker = Background.start("worker", "--graph", "tests.temporal.storage_helpers:cli_big",
+                              env=env)
+    try:
+        worker.wait_for("ready")
+        assert f"large payloads (256 KiB or more): stored in s3://{BUCKET}" in worker.lines
+        r = run_cli("invoke", "cli-big", "--thread", tid, "--input",
+                    '{"blob": "", "answers": []}', "--json", env=env, timeout=60)
+        assert r.code == 0, r
+        state = run_cli("state", tid, "--json", env=env)
+        assert state.code == 0, state
+        assert '"size": 3000000' in state.out
+    finally:
+        worker.kill()
+    client = await Client.connect(dev_server.address)
+    found, _ = await history_payloads(client, tid)
+    assert max(p.ByteSize() for p in found) < DEFAULT_THRESHOLD
+    listed = await s3.list_objects_v2(Bucket=BUCKET)
+    assert any(f"/wi/{tid}/" in o["Key"] for o in listed.get("Contents", []))
+    bad = run_cli("threads", "--payload-store", f"s3://{BUCKET}/prefix", env=env)
+    assert bad.code == 2 and "s3://BUCKET, without a path" in bad.err, bad
