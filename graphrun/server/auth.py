@@ -2,8 +2,8 @@
 `"auth": {"path": "./auth.py:auth"}`, or `build_app(auth=...)`).
 
 Authentication: `@auth.authenticate` runs on every request (HTTP and websocket) but
-`/ok`, the meta routes (`/info`, `/docs`, `/openapi.json`), CORS preflights and the
-user's own routes (unless `http.enable_custom_route_auth`), with the parameters it names
+`/ok`, the meta routes (`/info`, `/docs`, `/openapi.json`, `/metrics`), CORS preflights and
+the user's own routes (unless `http.enable_custom_route_auth`), with the parameters it names
 (`request`, `headers`, `authorization`, `path`, `method`, `query_params`, `path_params`,
 `scopes`, `scope`, `user`). What it returns is the user: a string (the identity), a dict
 with `identity`, an object with `identity`, or `(permissions, user)`; its permissions
