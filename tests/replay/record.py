@@ -589,13 +589,69 @@ async def record_stateless_webhook(gc: GraphClient) -> None:
         hook.shutdown()
 
 
+async def _make_current(client: Client, deployment: str, build: str) -> None:
+    from temporalio.api.enums.v1 import RoutingConfigUpdateState
+    from temporalio.api.workflowservice.v1 import (
+        DescribeWorkerDeploymentRequest,
+        SetWorkerDeploymentCurrentVersionRequest,
+    )
+
+    request = SetWorkerDeploymentCurrentVersionRequest(
+        namespace=client.namespace, deployment_name=deployment, build_id=build)
+    for _ in range(100):  # the version exists once its worker polled
+        try:
+            await client.workflow_service.set_worker_deployment_current_version(request)
+            break
+        except Exception:
+            await asyncio.sleep(0.1)
+    done = RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_COMPLETED
+    for _ in range(100):
+        info = (await client.workflow_service.describe_worker_deployment(
+            DescribeWorkerDeploymentRequest(namespace=client.namespace,
+                                            deployment_name=deployment))
+                ).worker_deployment_info
+        if info.routing_config_update_state == done:
+            return
+        await asyncio.sleep(0.1)
+    raise RuntimeError(f"{deployment}:{build} never became current")
+
+
+async def record_version_moved(gc: GraphClient) -> None:
+    """approval on a pinned thread of Worker Deployment version v1, paused; v2 becomes
+    current; `upgrade_threads` wakes it and it continues as new onto v2. Saved: the v1
+    run, which ends in that continue-as-new."""
+    from graphrun.worker import deployment_config
+
+    queue, deployment = "replay-record-versioned", "replay-record"
+    own = GraphClient(gc.client, task_queue=queue)
+    g, cfg = own.graph("approval"), _cfg("moved")
+    async with create_worker(gc.client, GRAPHS, task_queue=queue,
+                             deployment_config=deployment_config(deployment, "v1")):
+        await _make_current(gc.client, deployment, "v1")
+        out = await g.ainvoke({"amount": 9}, cfg)
+        assert INTERRUPT in out, out
+        first = await gc.client.get_workflow_handle(own.workflow_id("moved")).describe()
+        async with create_worker(gc.client, GRAPHS, task_queue=queue,
+                                 deployment_config=deployment_config(deployment, "v2")):
+            await _make_current(gc.client, deployment, "v2")
+            assert await own.upgrade_threads(deployment) == [own.workflow_id("moved")]
+            v1_run = gc.client.get_workflow_handle(first.id, run_id=first.run_id)
+            for _ in range(100):
+                if (await v1_run.describe()).status.name == "CONTINUED_AS_NEW":
+                    break
+                await asyncio.sleep(0.1)
+            out = await g.ainvoke(Command(resume=True), cfg)
+            assert out.get("charged") is True, out
+            await _save(v1_run, "version_moved")
+
+
 RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "routed_update", "refused_attack", "empty_start", "copy_fork",
              "approval_compact", "approval_stored", "approval_status", "functional", "bulk_update",
              "streamed", "agent", "runs", "server_records",
              "resolved", "relayed", "subgraph_fork", "max_concurrency",
              "step_timeout", "cancel_kept", "thread_lives", "record_adopted",
-             "stateless_webhook", "lives_declared"]
+             "stateless_webhook", "lives_declared", "version_moved"]
 
 
 async def main(names: list[str]) -> None:
