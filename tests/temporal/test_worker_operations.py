@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from graphrun.client import GraphClient
-from tests.cli.helpers import REPO, Background, free_port, run_cli
+from tests.cli.helpers import REPO, Background, free_port
 
 pytestmark = pytest.mark.temporal
 
@@ -48,7 +48,10 @@ def _journal(path: Path) -> list[list[str]]:
     return [line.split() for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def test_bad_worker_options_are_usage_errors(dev_server: Any) -> None:
+def test_bad_worker_options_are_usage_errors(dev_server: Any, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from graphrun.cli import main
+
     base = ("worker", "--graph", GRAPH, "--address", dev_server.address)
     for flags, env, says in [
         (["--node-threads", "0"], {}, "--node-threads: 0: at least 1"),
@@ -59,9 +62,12 @@ def test_bad_worker_options_are_usage_errors(dev_server: Any) -> None:
          "--resource-tuner decides the slots"),
         ([], {"GRAPHRUN_NODE_THREADS": "none"}, "GRAPHRUN_NODE_THREADS: 'none' is not a whole"),
     ]:
-        r = run_cli(*base, *flags, env=env)
-        assert r.code == 2, (flags, env, r)
-        assert says in r.err, (flags, env, r.err)
+        with monkeypatch.context() as m:
+            for name, value in env.items():
+                m.setenv(name, value)
+            code = main([*base, *flags])
+        err = capsys.readouterr().err
+        assert code == 2 and says in err, (flags, env, err)
 
 
 async def test_probes_and_flags_from_the_environment(dev_server: Any, tmp_path: Path) -> None:

@@ -145,14 +145,27 @@ async def test_graph_change_shipped_as_new_version(dev_server: Any,
         assert [w.id async for w in temporal_client.list_workflows(query)] == []
         again = await gc.upgrade_threads(deployment)
         assert again == []
+
+        # Rolling back is the same move the other way: v1 current again, every thread
+        # (all idle now) moves back, and its next run is v1's graph.
+        await _make_current(temporal_client, deployment, "v1")
+        back = await gc.upgrade_threads(deployment)
+        assert sorted(back) == sorted([first, *waiting, fresh])
+        await _moves_to(temporal_client, fresh, "v1")
+        await remote.ainvoke({"order": fresh}, cfg(fresh))
+        done = await remote.ainvoke(Command(resume="yes"), cfg(fresh))
+        assert done["status"] == "approved, charged by v1"
     finally:
         for bg in (old, new):
             if bg is not None:
                 bg.kill()
 
 
-def test_versioning_flags_are_checked(dev_server: Any) -> None:
-    base = ("worker", "--graph", f"{GRAPHS}:v1", "--address", dev_server.address)
+def test_versioning_flags_are_checked(dev_server: Any, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from graphrun.cli import main
+
+    base = ["worker", "--graph", f"{GRAPHS}:v1", "--address", dev_server.address]
     for flags, env, says in [
         (["--build-id", "v1"], {}, "needs both --deployment-name and --build-id"),
         (["--deployment-name", "d"], {}, "needs both --deployment-name and --build-id"),
@@ -160,12 +173,16 @@ def test_versioning_flags_are_checked(dev_server: Any) -> None:
          {}, "'sticky': one of pinned, auto-upgrade"),
         ([], {"GRAPHRUN_BUILD_ID": "it's"}, "GRAPHRUN_BUILD_ID: \"it's\": a non-empty name"),
     ]:
-        r = run_cli(*base, *flags, env=env)
-        assert r.code == 2, (flags, env, r)
-        assert says in r.err, (flags, env, r.err)
-    r = run_cli("upgrade-threads", "--address", dev_server.address,
-                "--deployment-name", f"none-{uuid.uuid4().hex[:6]}")
-    assert r.code == 1 and "no Worker Deployment" in r.err, r
+        with monkeypatch.context() as m:
+            for name, value in env.items():
+                m.setenv(name, value)
+            code = main([*base, *flags])
+        err = capsys.readouterr().err
+        assert code == 2 and says in err, (flags, env, err)
+    code = main(["upgrade-threads", "--address", dev_server.address,
+                 "--deployment-name", f"none-{uuid.uuid4().hex[:6]}"])
+    err = capsys.readouterr().err
+    assert code == 1 and "no Worker Deployment" in err, err
 
 
 def test_auto_upgrade_maps_to_temporal() -> None:
