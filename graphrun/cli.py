@@ -157,10 +157,10 @@ def _tracing_argument(p: argparse.ArgumentParser) -> None:
                         "LANGSMITH_TRACING=true, otel when OTEL_EXPORTER_OTLP_ENDPOINT is set")
 
 
-def _metrics_argument(p: argparse.ArgumentParser) -> None:
+def _metrics_argument(p: argparse.ArgumentParser, what: str = "Temporal's and graphrun's "
+                                                               "metrics") -> None:
     p.add_argument("--metrics-bind", default=None, metavar="HOST:PORT",
-                   help="serve Temporal's and graphrun's metrics for Prometheus at "
-                        "http://HOST:PORT/metrics")
+                   help=f"serve {what} for Prometheus at http://HOST:PORT/metrics")
 
 
 def _env_default(flag: str) -> str | None:
@@ -442,7 +442,8 @@ prints the tcld command and the Cloud UI steps that do, and exits 1.""")
     srv.add_argument("--store", default=None, metavar="MODULE:ATTR",
                      help="LangGraph store (BaseStore) served at /store/...; give the "
                           "workers the same shared one")
-    _metrics_argument(srv)  # Temporal's metrics of the API's client; the API's own: /metrics
+    _metrics_argument(srv, "the Temporal SDK's metrics of the API's client (the API's own "
+                           "are at /metrics on its port)")
 
     inv = sub.add_parser("invoke", parents=[conn], help="run a thread until it pauses or ends")
     inv.add_argument("graph", metavar="GRAPH", help="registered graph name")
