@@ -757,7 +757,7 @@ async def _connect(conn: Connection) -> Any:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if "Connection refused" in detail or "ConnectionRefused" in detail:
             detail = "connection refused"
-        elif (hint := _tls_refusal(conn, detail)) is not None:
+        elif (hint := await asyncio.to_thread(_tls_refusal, conn, detail)) is not None:
             raise CLIError(f"cannot reach a Temporal server at {conn.temporal.describe()}: "
                            f"{hint}") from exc
         elif len(detail) > 160:
@@ -766,32 +766,14 @@ async def _connect(conn: Connection) -> Any:
                        f"({detail}); {_SERVER_HINT}") from exc
 
 
-# How a refused TLS handshake shows in temporalio's connect error: the server's side hangs
-# up (no client certificate, or one it does not trust) or names the certificate.
-_TLS_FAILURES = ("close_notify", "UnexpectedEof", "BrokenPipe", "ConnectionReset",
-                 "handshake", "certificate", "Certificate")
-
-
 def _tls_refusal(conn: Connection, detail: str) -> str | None:
-    """What a failed TLS connection most likely lacks, or None when it is not one."""
-    tls = conn.temporal.tls
-    if tls and "InvalidCertificate(NotValidForName" in detail:
-        return ("the server's certificate is not for this name: give the name it holds with "
-                "--tls-server-name (TEMPORAL_TLS_SERVER_NAME)")
-    if tls and "InvalidCertificate" in detail:
-        return ("the server's certificate is not trusted: give the CA that signed it with "
-                "--tls-ca-path (TEMPORAL_TLS_SERVER_CA_CERT_PATH, or a profile's "
-                "tls.server_ca_cert_path)")
-    if not tls or "transport error" not in detail or not any(
-            w in detail for w in _TLS_FAILURES):
+    """Why a TLS connection was refused, by a handshake of our own (see
+    graphrun.connection.tls_refusal); None when it is not a TLS matter."""
+    from graphrun.connection import tls_refusal
+
+    if not conn.temporal.tls or "transport" not in detail.lower():
         return None
-    if getattr(tls, "client_cert", None):
-        return ("the TLS handshake failed: the server does not accept this client "
-                "certificate (signed by a CA it does not trust?), or its own certificate "
-                "does not match (--tls-ca-path, --tls-server-name)")
-    return ("the TLS handshake failed: the server may require a client certificate (mTLS): "
-            "give one with --tls-cert-path and --tls-key-path, TEMPORAL_TLS_CLIENT_CERT_PATH "
-            "and TEMPORAL_TLS_CLIENT_KEY_PATH, or a profile's tls.client_cert_path")
+    return tls_refusal(conn.temporal)
 
 
 _QUERY_TIMEOUT = _dt.timedelta(seconds=15)

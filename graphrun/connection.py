@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import socket
+import ssl
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -130,3 +133,65 @@ def _read_tls(settings: ClientConfigTLS) -> bool | TLSConfig:
     except OSError as exc:
         raise TemporalConfigError(f"cannot read a TLS certificate or key: {exc.filename}: "
                                   f"{exc.strerror}") from None
+
+
+def tls_refusal(conn: TemporalConnection, timeout: float = 3.0) -> str | None:
+    """Why a TLS connection to `conn` fails, found by a TLS handshake of our own with the
+    same certificates (temporalio's error says only that the transport failed); None
+    when the handshake goes through or TLS is off."""
+    if not conn.tls:
+        return None
+    tls = conn.tls if isinstance(conn.tls, TLSConfig) else TLSConfig()
+    host, _, port = conn.address.rpartition(":")
+    context = ssl.create_default_context(
+        cadata=tls.server_root_ca_cert.decode() if tls.server_root_ca_cert else None)
+    context.set_alpn_protocols(["h2"])
+    shook = False  # whether the handshake itself went through
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            if tls.client_cert and tls.client_private_key:
+                cert, key = Path(folder, "cert.pem"), Path(folder, "key.pem")
+                cert.write_bytes(tls.client_cert)
+                key.write_bytes(tls.client_private_key)
+                context.load_cert_chain(cert, key)
+            with socket.create_connection((host, int(port)), timeout=timeout) as raw, \
+                    context.wrap_socket(raw, server_hostname=tls.domain or host) as sock:
+                shook = True
+                # TLS 1.3 servers refuse a client certificate after the handshake: the
+                # refusal (an alert, or the connection closed) answers the first read,
+                # where an HTTP/2 server that took it answers with its settings.
+                sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+                if not sock.recv(1):
+                    raise ConnectionResetError("the server closed the connection")
+    except ssl.SSLCertVerificationError as exc:
+        if "match" in str(exc.verify_message) or "mismatch" in str(exc):
+            return (f"the server's certificate is not for the name "
+                    f"{tls.domain or host!r}: give the name it holds with "
+                    f"--tls-server-name (TEMPORAL_TLS_SERVER_NAME)")
+        return ("the server's certificate is not trusted: give the CA that signed it with "
+                "--tls-ca-path (TEMPORAL_TLS_SERVER_CA_CERT_PATH, or a profile's "
+                "tls.server_ca_cert_path)")
+    except (ssl.SSLError, ConnectionResetError, BrokenPipeError) as exc:
+        if not shook and not _asks_for_certificate(exc):
+            return (f"the server does not speak TLS ({_reason(exc)}); is it a plain "
+                    f"server? Then connect without --tls / TEMPORAL_TLS")
+        if tls.client_cert:
+            return ("the server refused this client certificate (signed by a CA it does "
+                    f"not trust?): {_reason(exc)}")
+        return ("the server requires a client certificate (mTLS): give one with "
+                "--tls-cert-path and --tls-key-path, TEMPORAL_TLS_CLIENT_CERT_PATH and "
+                "TEMPORAL_TLS_CLIENT_KEY_PATH, or a profile's tls.client_cert_path")
+    except (OSError, ValueError):
+        return None  # not a TLS matter (unreachable, timed out): the caller says so
+    return None
+
+
+def _asks_for_certificate(exc: BaseException) -> bool:
+    """A TLS 1.2 server refuses a missing or unknown client certificate within the
+    handshake, with an alert that says so."""
+    reason = str(_reason(exc)).upper()
+    return "CERTIFICATE" in reason or "UNKNOWN_CA" in reason
+
+
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "reason", None) or type(exc).__name__

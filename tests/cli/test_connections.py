@@ -69,15 +69,15 @@ def test_mtls_refusals_say_what_is_missing(terminator: TLSTerminator, pki: Pki,
     no_cert = run_cli("threads", "--address", terminator.address, *trust)
     assert no_cert.code == 1, no_cert
     assert no_cert.err.strip() == (
-        f"error: cannot reach a Temporal server at {terminator.address} (TLS): the TLS "
-        f"handshake failed: the server may require a client certificate (mTLS): give one "
-        f"with --tls-cert-path and --tls-key-path, TEMPORAL_TLS_CLIENT_CERT_PATH and "
-        f"TEMPORAL_TLS_CLIENT_KEY_PATH, or a profile's tls.client_cert_path")
+        f"error: cannot reach a Temporal server at {terminator.address} (TLS): the server "
+        f"requires a client certificate (mTLS): give one with --tls-cert-path and "
+        f"--tls-key-path, TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH, or "
+        f"a profile's tls.client_cert_path")
     stranger = run_cli("threads", "--address", terminator.address, *trust,
                        "--tls-cert-path", str(pki.stranger_cert),
                        "--tls-key-path", str(pki.stranger_key))
     assert stranger.code == 1, stranger
-    assert "does not accept this client certificate" in stranger.err, stranger.err
+    assert "(mTLS): the server refused this client certificate" in stranger.err, stranger.err
 
     mine = ("--tls-cert-path", str(pki.client_cert), "--tls-key-path", str(pki.client_key))
     untrusted = run_cli("threads", "--address", terminator.address, *mine)
@@ -85,7 +85,8 @@ def test_mtls_refusals_say_what_is_missing(terminator: TLSTerminator, pki: Pki,
         "that signed it with --tls-ca-path" in untrusted.err, untrusted
     misnamed = run_cli("threads", "--address", terminator.address, *mine,
                        "--tls-ca-path", str(pki.ca), "--tls-server-name", "temporal.internal")
-    assert misnamed.code == 1 and "not for this name" in misnamed.err, misnamed
+    assert misnamed.code == 1 and "not for the name 'temporal.internal': give the name it " \
+        "holds with --tls-server-name" in misnamed.err, misnamed
 
 
 
@@ -120,7 +121,19 @@ async def test_graph_client_takes_a_profile(terminator: TLSTerminator, pki: Pki,
     assert gc.client.service_client.config.target_host == terminator.address
 
 
-def test_resolve_layers_profile_env_and_options(pki: Pki, tmp_path: Path) -> None:
+def test_resolve_layers_profile_env_and_options(pki: Pki, tmp_path: Path, dev_server: Any,
+                                                terminator: TLSTerminator) -> None:
+    from graphrun.connection import tls_refusal
+
+    # The handshake of our own finds nothing wrong with a connection that works, and
+    # tells a plain server apart from one that wants a certificate.
+    good = resolve(env={"TEMPORAL_CONFIG_FILE": str(_profile_file(tmp_path, pki,
+                                                                  terminator.address))},
+                   profile="secure")
+    assert tls_refusal(good) is None
+    plain = resolve(address=dev_server.address, tls=True, env={})
+    assert "the server does not speak TLS" in (tls_refusal(plain) or "")
+
     config = _profile_file(tmp_path, pki, "temporal.example:7233")
     env = {"TEMPORAL_CONFIG_FILE": str(config), "TEMPORAL_PROFILE": "secure",
            "TEMPORAL_NAMESPACE": "from-env"}

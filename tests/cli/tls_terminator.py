@@ -130,4 +130,8 @@ class TLSTerminator:
             finally:
                 dst.close()
 
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        try:
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        except asyncio.CancelledError:  # the terminator closes
+            writer.close()
+            up_writer.close()
