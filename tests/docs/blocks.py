@@ -19,7 +19,11 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-FRAGMENT = "<!-- fragment -->"
+# `<!-- fragment: why -->` on the line before a python fence: compiled, not run.
+FRAGMENT = re.compile(r"^<!-- fragment(?::\s*(.*?))?\s*-->$")
+# `<!-- setup: NAME -->` anywhere on a page: tests/docs/env.py's NAME gives the page's
+# blocks what they need (a service, variables) before they run, and ends it after.
+SETUP = re.compile(r"^<!-- setup: ([A-Za-z_]\w*) -->$")
 
 PYTHON = {"python", "py"}
 SHELL = {"bash", "sh", "shell", "console"}
@@ -46,7 +50,7 @@ class Block:
     line: int          # the opening fence's line, 1-based
     lang: str
     source: str
-    fragment: bool     # `<!-- fragment -->` on the line before the fence
+    fragment: str | None  # `<!-- fragment: why -->` before the fence: why ("" if unsaid)
 
     @property
     def where(self) -> str:
@@ -68,9 +72,16 @@ def blocks(page: Path) -> Iterator[Block]:
             j += 1
         if j == len(lines):
             raise AssertionError(f"{page.relative_to(ROOT)}:{i + 1}: code block never closed")
-        before = lines[i - 1].strip() if i else ""
-        yield Block(page, i + 1, lang, "\n".join(lines[i + 1:j]) + "\n", before == FRAGMENT)
+        marker = FRAGMENT.match(lines[i - 1].strip()) if i else None
+        reason = (marker.group(1) or "").strip() if marker else None
+        yield Block(page, i + 1, lang, "\n".join(lines[i + 1:j]) + "\n", reason)
         i = j + 1
+
+
+def setups(page: Path) -> list[str]:
+    """The names of the page's `<!-- setup: NAME -->` lines, in order."""
+    return [m.group(1) for line in page.read_text().splitlines()
+            if (m := SETUP.match(line.strip()))]
 
 
 def commands(source: str) -> Iterator[list[str]]:
