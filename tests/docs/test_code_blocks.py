@@ -64,9 +64,6 @@ FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 
 # Pages whose `<!-- fragment -->` does not say why yet: its block runs with
 # `<!-- setup: temporal_profile -->` on the page in place of the marker.
-REASON_PENDING = {"docs/operations/connections.md"}
-
-
 def _compiled(block: Block) -> object:
     # Padding puts the code on the page's own lines, for tracebacks.
     return compile("\n" * block.line + block.source, str(block.page.relative_to(ROOT)),
@@ -91,7 +88,7 @@ def test_fences_name_a_language_and_static_blocks_check() -> None:
                                 f"{sorted(LANGUAGES)} (text for output and diagrams)")
             elif block.fragment is not None and block.lang not in PYTHON:
                 problems.append(f"{block.where}: only python blocks can be fragments")
-            elif block.fragment == "" and str(page.relative_to(ROOT)) not in REASON_PENDING:
+            elif block.fragment == "":
                 problems.append(f"{block.where}: a fragment says why it cannot run: "
                                 f"<!-- fragment: why -->")
             elif block.lang in SHELL:
