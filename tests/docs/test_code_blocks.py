@@ -35,10 +35,12 @@ import ast
 import asyncio
 import contextlib
 import inspect
+import io
 import re
 import sys
 import traceback
 import types
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -144,26 +146,57 @@ def _run_page(page: Path) -> None:
                 continue
             try:
                 loop.run_until_complete(_run(block, namespace))
+            except TimeoutError:
+                pytest.fail(f"{block.where}: the block did not end in {BLOCK_SECONDS} s; "
+                            f"what was waiting:\n{_waiting(loop)}", pytrace=False)
             except Exception:
                 pytest.fail(f"{block.where}: the block raised\n{traceback.format_exc()}",
                             pytrace=False)
     finally:
-        loop.run_until_complete(_stop_leftovers())
+        loop.run_until_complete(_stop_leftovers(namespace))
         loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
         del sys.modules[module.__name__]
+
+
+LEFTOVER_SECONDS = 10  # what a page left running gets to stop once cancelled
+BLOCK_SECONDS = 60  # a block that waits longer is stuck: say where, before pytest's timeout
 
 
 async def _run(block: Block, namespace: dict[str, object]) -> None:
     """One block, in the page's running loop (as a notebook cell: a worker can be made)."""
     result = eval(_compiled(block), namespace)
     if inspect.iscoroutine(result):
-        await result
+        await asyncio.wait_for(result, BLOCK_SECONDS)
 
 
-async def _stop_leftovers() -> None:
-    """What a page left running (a worker's `asyncio.create_task(worker.run())`) stops."""
+def _waiting(loop: asyncio.AbstractEventLoop) -> str:
+    """The stacks of the page's tasks, to tell which await a stuck block waits on."""
+    out = io.StringIO()
+    for task in asyncio.all_tasks(loop):
+        task.print_stack(limit=12, file=out)
+    return out.getvalue()
+
+
+async def _stop_leftovers(namespace: dict[str, object]) -> None:
+    """What a page left running stops: its workers (`asyncio.create_task(worker.run())`)
+    shut down, as a program stops them (a cancelled `Worker.run` may wait on a poll
+    for good), then its other tasks are cancelled."""
+    from temporalio.worker import Worker
+
+    workers = [w for w in namespace.values() if isinstance(w, Worker) and w.is_running
+               and not w.is_shutdown]
+    if workers:
+        await asyncio.wait([asyncio.ensure_future(w.shutdown()) for w in workers],
+                           timeout=LEFTOVER_SECONDS)
     pending = asyncio.all_tasks() - {asyncio.current_task()}
     for task in pending:
         task.cancel()
-    await asyncio.gather(*pending, return_exceptions=True)
+    if pending:
+        _, stuck = await asyncio.wait(pending, timeout=LEFTOVER_SECONDS)
+        if stuck:
+            out = io.StringIO()
+            for task in stuck:
+                task.print_stack(limit=15, file=out)
+            warnings.warn(f"left running after the page, not stopped when cancelled:\n"
+                          f"{out.getvalue()}", stacklevel=1)
