@@ -11,9 +11,10 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +26,21 @@ REPO = Path(__file__).resolve().parents[2]
 _CLEAN_ENV = {k: v for k, v in os.environ.items()
               if not k.startswith(("TEMPORAL_", "GRAPHRUN_TASK_QUEUE", "GRAPHRUN_ENCRYPTION_KEYS",
                                    "GRAPHRUN_CODEC_TOKEN", "GRAPHRUN_PAYLOAD_"))}
+
+
+def usage_errors(monkeypatch: Any, capsys: Any, base: Sequence[str],
+                 cases: Sequence[tuple[Sequence[str], dict[str, str], str]]) -> None:
+    """Each (flags, environment, says) case of `graphrun *base *flags` stops with exit code
+    2 and `says` on stderr: run in this process, so no start-up per case."""
+    from graphrun.cli import main
+
+    for flags, env, says in cases:
+        with monkeypatch.context() as m:
+            for name, value in env.items():
+                m.setenv(name, value)
+            code = main([*base, *flags])
+        err = capsys.readouterr().err
+        assert code == 2 and says in err, (flags, env, code, err)
 
 
 def graphrun_cmd(*args: str) -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 
 from graphrun.client import GraphClient
 from graphrun.connection import TemporalConfigError, resolve
-from tests.cli.helpers import run_cli
+from tests.cli.helpers import run_cli, usage_errors
 from tests.cli.tls_terminator import Pki, TLSTerminator, make_pki
 
 
@@ -93,10 +93,9 @@ def test_mtls_refusals_say_what_is_missing(terminator: TLSTerminator, pki: Pki,
 def test_bad_connection_settings_are_usage_errors(pki: Pki, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    from graphrun.cli import main
 
     config = _profile_file(tmp_path, pki, "127.0.0.1:1")
-    for args, env, says in [
+    usage_errors(monkeypatch, capsys, ["threads"], [
         (["--profile", "staging"], {"TEMPORAL_CONFIG_FILE": str(config)},
          "Profile 'staging' not found"),
         (["--config-file", str(tmp_path / "none.toml")], {}, "none.toml does not exist"),
@@ -104,13 +103,7 @@ def test_bad_connection_settings_are_usage_errors(pki: Pki, tmp_path: Path,
          "a client certificate needs its key"),
         (["--tls-cert-path", str(tmp_path / "gone.pem"), "--tls-key-path", str(pki.client_key)],
          {}, "gone.pem: No such file or directory"),
-    ]:
-        with monkeypatch.context() as m:
-            for name, value in env.items():
-                m.setenv(name, value)
-            code = main(["threads", *args])
-        err = capsys.readouterr().err
-        assert code == 2 and says in err, (args, code, err)
+    ])
 
 
 async def test_graph_client_takes_a_profile(terminator: TLSTerminator, pki: Pki,

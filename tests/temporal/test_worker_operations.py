@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from graphrun.client import GraphClient
-from tests.cli.helpers import REPO, Background, free_port
+from tests.cli.helpers import REPO, Background, free_port, usage_errors
 
 pytestmark = pytest.mark.temporal
 
@@ -50,10 +50,9 @@ def _journal(path: Path) -> list[list[str]]:
 
 def test_bad_worker_options_are_usage_errors(dev_server: Any, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    from graphrun.cli import main
 
     base = ("worker", "--graph", GRAPH, "--address", dev_server.address)
-    for flags, env, says in [
+    usage_errors(monkeypatch, capsys, base, [
         (["--node-threads", "0"], {}, "--node-threads: 0: at least 1"),
         (["--resource-tuner", "2,0.5"], {}, "each fraction in (0, 1]"),
         (["--health-bind", "8081"], {}, "expected HOST:PORT"),
@@ -61,13 +60,7 @@ def test_bad_worker_options_are_usage_errors(dev_server: Any, monkeypatch: pytes
         (["--resource-tuner", "0.8,0.8", "--max-concurrent-nodes", "4"], {},
          "--resource-tuner decides the slots"),
         ([], {"GRAPHRUN_NODE_THREADS": "none"}, "GRAPHRUN_NODE_THREADS: 'none' is not a whole"),
-    ]:
-        with monkeypatch.context() as m:
-            for name, value in env.items():
-                m.setenv(name, value)
-            code = main([*base, *flags])
-        err = capsys.readouterr().err
-        assert code == 2 and says in err, (flags, env, err)
+    ])
 
 
 async def test_probes_and_flags_from_the_environment(dev_server: Any, tmp_path: Path) -> None:
