@@ -361,10 +361,11 @@ class GraphClient:
                                                   deployment_name=deployment_name)
         # A new current version reaches the task queues a moment after it is set; a thread
         # woken before that would not see it.
+        propagating = RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS
         for _ in range(_ROUTING_POLLS):
             info = (await self.client.workflow_service.describe_worker_deployment(
                 request)).worker_deployment_info
-            if info.routing_config_update_state != RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS:
+            if info.routing_config_update_state != propagating:
                 break
             await asyncio.sleep(0.2)
         current = info.routing_config.current_deployment_version

@@ -181,8 +181,9 @@ def create_worker(client: Client, graphs: Mapping[str, Any], *, task_queue: str 
             ``graceful_shutdown_timeout`` (how long `shutdown()` lets running nodes
             finish before cancelling them; Temporal's default is none),
             ``deployment_config`` (Worker Versioning; see `deployment_config()`)...
-            graphrun's defaults differ from Temporal's in two: ``max_cached_workflows`` is 500 (threads kept in memory
-            between their tasks, about 0.1 MB each; Temporal's default is 1,000), and
+            graphrun's defaults differ from Temporal's in two: ``max_cached_workflows``
+            is 500 (threads kept in memory between their tasks, about 0.1 MB each;
+            Temporal's default is 1,000), and
             workflow-task pollers autoscale (``PollerBehaviorAutoscaling``) unless
             ``workflow_task_poller_behavior`` or ``max_concurrent_workflow_task_polls``
             is given.
