@@ -188,45 +188,20 @@ class MetricsMiddleware:
         return route_of(scope, routes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket":
-            await self._websocket(scope, receive, send)
-        elif scope["type"] != "http" or scope["path"] in NOT_COUNTED:
+        http = scope["type"] == "http"
+        if not (http or scope["type"] == "websocket") or (http and scope["path"] in NOT_COUNTED):
             await self.app(scope, receive, send)
-        else:
-            await self._http(scope, receive, send)
-
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+            return
         start = time.perf_counter()
         status = 500  # unless a response starts
-        stream: Any = None  # the gauge's child while an SSE response is open
+        stream: Any = None  # the gauge's child while an SSE response or a websocket is open
 
         async def sent(message: Message) -> None:
             nonlocal status, stream
             if message["type"] == "http.response.start":
                 status = int(message["status"])
-                if _is_sse(message):
-                    stream = self.metrics.streams.labels(kind="sse", route=self._route(scope))
-                    stream.inc()
-            await send(message)
-
-        try:
-            await self.app(scope, receive, sent)
-        finally:
-            if stream is not None:
-                stream.dec()
-            route = self._route(scope)
-            method = scope.get("method", "")
-            self.metrics.requests.labels(method=method, route=route, status=str(status)).inc()
-            self.metrics.duration.labels(method=method, route=route).observe(
-                time.perf_counter() - start)
-
-    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
-        stream: Any = None
-
-        async def sent(message: Message) -> None:
-            nonlocal stream
-            if message["type"] == "websocket.accept" and stream is None:
-                stream = self.metrics.streams.labels(kind="websocket", route=self._route(scope))
+            if stream is None and (kind := _stream_kind(message)) is not None:
+                stream = self.metrics.streams.labels(kind=kind, route=self._route(scope))
                 stream.inc()
             await send(message)
 
@@ -235,6 +210,22 @@ class MetricsMiddleware:
         finally:
             if stream is not None:
                 stream.dec()
+            if http:  # a request is counted and timed; a websocket is a stream only
+                route = self._route(scope)
+                method = scope.get("method", "")
+                self.metrics.requests.labels(method=method, route=route,
+                                             status=str(status)).inc()
+                self.metrics.duration.labels(method=method, route=route).observe(
+                    time.perf_counter() - start)
+
+
+def _stream_kind(message: Message) -> str | None:
+    """The kind of stream a message opens: a websocket accepted, or an SSE response."""
+    if message["type"] == "websocket.accept":
+        return "websocket"
+    if message["type"] == "http.response.start" and _is_sse(message):
+        return "sse"
+    return None
 
 
 def _is_sse(start: Message) -> bool:
