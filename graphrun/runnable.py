@@ -12,9 +12,9 @@ does, so `get_state` and the rest stay on it.
 Without langchain-core the class has a plain base with the parts that need no LangChain:
 `invoke`/`stream` and their async twins, `batch`/`abatch`, `with_config`, `get_name`.
 
-Also here: `GraphOutput` and the `version="v2"` stream parts (LangGraph's `StreamPart`
-typed dicts: `{"type": mode, "ns": ns, "data": chunk}`, plus `"interrupts"` for
-`values`).
+Also here: the `version="v2"` stream parts (`{"type": mode, "ns": ns, "data": chunk}`,
+plus `"interrupts"` for `values`; typed in graphrun.stream_parts) and what
+`invoke(..., version="v2")` returns (`graphrun.types.GraphOutput`).
 """
 
 from __future__ import annotations
@@ -24,14 +24,12 @@ import copy
 import dataclasses
 import inspect
 import typing
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from graphrun._passthrough import passed_through
-from graphrun.types import INTERRUPT, START, Interrupt
+from graphrun.types import INTERRUPT, START, GraphOutput, Interrupt
 
 try:
     # Passed through a workflow sandbox that imports graphrun (a user's workflow module):
@@ -45,41 +43,6 @@ except ImportError:  # the plain install
     _Runnable = None  # type: ignore[assignment,misc]
 
 __all__ = ["HAS_LANGCHAIN", "GraphOutput", "RunnableGraph", "merge_configs"]
-
-OutputT = TypeVar("OutputT")
-
-
-@dataclass(frozen=True)
-class GraphOutput(Generic[OutputT]):
-    """What `invoke(..., version="v2")` returns (LangGraph's `GraphOutput`): the output
-    (a pydantic model or dataclass for such an output schema) and the interrupts."""
-
-    value: OutputT
-    interrupts: tuple[Interrupt, ...] = ()
-
-    def __getitem__(self, key: str) -> Any:  # LangGraph keeps dict access, deprecated
-        warnings.warn("Accessing GraphOutput via `result[key]` is deprecated. Use "
-                      "`result.value` or `result.interrupts`.", DeprecationWarning,
-                      stacklevel=2)
-        if key == INTERRUPT:
-            return self.interrupts
-        if isinstance(self.value, dict):
-            return self.value[key]
-        try:
-            return getattr(self.value, key)
-        except AttributeError:
-            raise KeyError(key) from None
-
-    def __contains__(self, key: object) -> bool:
-        warnings.warn("Accessing GraphOutput via `key in result` is deprecated. Use "
-                      "`result.value` or `result.interrupts`.", DeprecationWarning,
-                      stacklevel=2)
-        if key == INTERRUPT:
-            return bool(self.interrupts)
-        if isinstance(self.value, dict):
-            return key in self.value
-        return isinstance(key, str) and hasattr(self.value, key)
-
 
 # -- configs ------------------------------------------------------------------------------
 def merge_configs(*configs: Mapping[str, Any] | None) -> dict[str, Any]:

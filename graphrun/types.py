@@ -1,17 +1,37 @@
 """Small, plain data types shared by the graph API, the engine and the drivers.
 
-Nothing here does I/O; every type is either a frozen dataclass or a NamedTuple.
+Nothing here does I/O; every type is either a frozen dataclass or a NamedTuple. The
+names LangGraph keeps in `langgraph.types` are here too: `GraphOutput`, `TracePolicy`,
+the v2 `StreamPart` typed dicts and `StreamWriter` (graphrun.stream_parts), and
+`interrupt` (graphrun.runner's, imported on first use).
 """
 
 from __future__ import annotations
 
 import pickle
+import warnings
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 from graphrun.errors import NodeCancelledError
+
+# Re-exported (`X as X`), as langgraph.types has them.
+from graphrun.stream_parts import CheckpointPayload as CheckpointPayload
+from graphrun.stream_parts import CheckpointStreamPart as CheckpointStreamPart
+from graphrun.stream_parts import CheckpointTask as CheckpointTask
+from graphrun.stream_parts import CustomStreamPart as CustomStreamPart
+from graphrun.stream_parts import DebugPayload as DebugPayload
+from graphrun.stream_parts import DebugStreamPart as DebugStreamPart
+from graphrun.stream_parts import MessagesStreamPart as MessagesStreamPart
+from graphrun.stream_parts import StreamPart as StreamPart
+from graphrun.stream_parts import StreamWriter as StreamWriter
+from graphrun.stream_parts import TaskPayload as TaskPayload
+from graphrun.stream_parts import TaskResultPayload as TaskResultPayload
+from graphrun.stream_parts import TasksStreamPart as TasksStreamPart
+from graphrun.stream_parts import UpdatesStreamPart as UpdatesStreamPart
+from graphrun.stream_parts import ValuesStreamPart as ValuesStreamPart
 
 START = "__start__"
 END = "__end__"
@@ -105,6 +125,78 @@ class Interrupt:
         extra = f", timeout={self.timeout!r}" if self.timeout is not None else ""
         return (f"Interrupt(value={self.value!r}, id={self.id!r}, "
                 f"response_schema={self.response_schema!r}{extra})")
+
+
+OutputT = TypeVar("OutputT")
+
+
+@dataclass(frozen=True)
+class GraphOutput(Generic[OutputT]):
+    """What `invoke(..., version="v2")` returns (LangGraph's `GraphOutput`): the output
+    (a pydantic model or dataclass for such an output schema) and the interrupts.
+
+    graphrun's own class, not a subclass of LangGraph's: graphrun never imports LangGraph
+    outside its bridge, and a frozen dataclass cannot be registered as a virtual subclass.
+    Code that checks `isinstance(out, GraphOutput)` imports it from here, as LangGraph code
+    imports it from `langgraph.types`; fields and behaviour are the same.
+    """
+
+    value: OutputT
+    interrupts: tuple[Interrupt, ...] = ()
+
+    def __getitem__(self, key: str) -> Any:  # LangGraph keeps dict access, deprecated
+        warnings.warn("Accessing GraphOutput via `result[key]` is deprecated. Use "
+                      "`result.value` or `result.interrupts`.", DeprecationWarning,
+                      stacklevel=2)
+        if key == INTERRUPT:
+            return self.interrupts
+        if isinstance(self.value, dict):
+            return self.value[key]
+        try:
+            return getattr(self.value, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def __contains__(self, key: object) -> bool:
+        warnings.warn("Accessing GraphOutput via `key in result` is deprecated. Use "
+                      "`result.value` or `result.interrupts`.", DeprecationWarning,
+                      stacklevel=2)
+        if key == INTERRUPT:
+            return bool(self.interrupts)
+        if isinstance(self.value, dict):
+            return key in self.value
+        return isinstance(key, str) and hasattr(self.value, key)
+
+
+@dataclass(frozen=True)
+class TracePolicy:
+    """What tracers record of a node's own run (LangGraph's `TracePolicy`).
+
+    `process_inputs` / `process_outputs` get the node's input / output and return what
+    tracers (LangChain `BaseTracer`s, LangSmith's among them) record on the node's run
+    instead; other callback handlers, streams and the graph itself see the real values.
+    A processor that raises is logged and the real value recorded: it never fails the
+    node. Runs the node's code makes (a chat model, a subgraph) are not affected. As in
+    LangGraph a processor runs whether or not anything traces, so keep it cheap and
+    free of side effects; it must not mutate its argument.
+    """
+
+    process_inputs: Callable[[Any], Any] | None = None
+    process_outputs: Callable[[Any], Any] | None = None
+
+
+def omit_payload(_value: Any) -> dict[str, Any]:
+    """A `TracePolicy` processor that records an empty payload (the run and its timing
+    stay)."""
+    return {}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "interrupt":  # graphrun.runner imports this module: not at import time
+        from graphrun.runner import interrupt
+
+        return interrupt
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _default_retry_on(exc: BaseException) -> bool:

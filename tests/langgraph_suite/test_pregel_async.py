@@ -36,7 +36,6 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.version import VERSION as LANGCHAIN_CORE_VERSION
 from langgraph.cache.base import BaseCache  # graphrun: any LangGraph BaseCache works
 from langgraph.store.base import BaseStore  # graphrun: any LangGraph BaseStore works
-from langgraph.types import StreamWriter  # graphrun: an annotation only; graphrun has no alias
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import NotRequired, TypedDict
 
@@ -59,7 +58,7 @@ from graphrun import (
 )
 from graphrun.errors import ParentCommand
 from graphrun.messages import MessagesState, add_messages
-from graphrun.types import PULL
+from graphrun.types import PULL, StreamWriter
 from tests.langgraph_suite.any_str import AnyStr, FloatBetween
 from tests.langgraph_suite.messages import (
     _AnyIdAIMessage,

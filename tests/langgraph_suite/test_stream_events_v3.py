@@ -4,13 +4,14 @@
 Upstream: langchain-ai/langgraph, commit f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f.
 The v2 `StreamPart` format of `stream`/`astream`/`invoke`/`ainvoke(version="v2")`
 and `stream_events(version="v3")`. Imports switched to graphrun (`StateGraph`,
-`START`, `END`, `InMemorySaver`, `Interrupt`, `interrupt`, `entrypoint`,
-`MessagesState`, `GraphOutput`, `INTERRUPT`; `FakeChatModel` from
-tests/langgraph_suite/fake_chat.py); LangGraph's `langgraph.stream` classes, its
-`StreamPart` typed dicts and `StreamWriter` (typing only: graphrun has none) are kept.
+`START`, `END`, `InMemorySaver`, `entrypoint`, `MessagesState`, `RunControl`,
+`GraphDrained`; from `graphrun.types` what upstream imports from `langgraph.types`:
+`GraphOutput`, `Interrupt`, `interrupt`, the v2 `StreamPart` typed dicts, `StreamWriter`;
+`INTERRUPT`; `FakeChatModel` from tests/langgraph_suite/fake_chat.py); LangGraph's
+`langgraph.stream` classes are kept (graphrun returns them, see README.md).
 Bodies as upstream. All tests are ported (`_check_type_narrowing` and the
 `_check_*_typing` functions are upstream's type-checker-only code, never called,
-kept as they are). All pass (`RunControl` and `GraphDrained` are graphrun's).
+kept as they are). All pass.
 """
 
 from __future__ import annotations
@@ -34,14 +35,23 @@ from langgraph.stream import (
     StreamChannel,
     SubgraphRunStream,
 )
+from pydantic import BaseModel, ValidationError
+from typing_extensions import TypedDict, assert_type
 
-# graphrun has no StreamPart typed dicts: LangGraph's, for the typing-only checks.
-from langgraph.types import (
+from graphrun import END, START, InMemorySaver, StateGraph
+from graphrun.errors import GraphDrained
+from graphrun.func import entrypoint
+from graphrun.messages import MessagesState
+from graphrun.runtime import RunControl
+from graphrun.types import (
+    INTERRUPT,
     CheckpointPayload,
     CheckpointStreamPart,
     CustomStreamPart,
     DebugPayload,
     DebugStreamPart,
+    GraphOutput,
+    Interrupt,
     MessagesStreamPart,
     StreamPart,
     StreamWriter,
@@ -50,17 +60,8 @@ from langgraph.types import (
     TasksStreamPart,
     UpdatesStreamPart,
     ValuesStreamPart,
+    interrupt,
 )
-from pydantic import BaseModel, ValidationError
-from typing_extensions import TypedDict, assert_type
-
-from graphrun import END, START, InMemorySaver, Interrupt, StateGraph, interrupt
-from graphrun.errors import GraphDrained
-from graphrun.func import entrypoint
-from graphrun.messages import MessagesState
-from graphrun.runnable import GraphOutput
-from graphrun.runtime import RunControl
-from graphrun.types import INTERRUPT
 from tests.langgraph_suite.fake_chat import FakeChatModel
 
 NEEDS_CONTEXTVARS = pytest.mark.skipif(

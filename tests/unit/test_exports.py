@@ -61,3 +61,22 @@ def test_import_graphrun_does_not_import_temporalio() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+# What `langgraph.types` has that graphrun has too, under the same names in graphrun.types
+# (LangGraph's tests import them from there; ported, they import these).
+LANGGRAPH_TYPES = sorted([
+    "CachePolicy", "CheckpointPayload", "CheckpointStreamPart", "CheckpointTask", "Command",
+    "CustomStreamPart", "DebugPayload", "DebugStreamPart", "GraphOutput", "Interrupt",
+    "MessagesStreamPart", "PregelTask", "RetryPolicy", "Send", "StateSnapshot", "StateUpdate",
+    "StreamMode", "StreamPart", "StreamWriter", "TaskPayload", "TaskResultPayload",
+    "TasksStreamPart", "TimeoutPolicy", "TracePolicy", "UpdatesStreamPart",
+    "ValuesStreamPart", "interrupt", "omit_payload",
+])
+
+
+def test_graphrun_types_has_langgraph_types_names() -> None:
+    import graphrun.types
+
+    assert [n for n in LANGGRAPH_TYPES if not hasattr(graphrun.types, n)] == []
+    assert graphrun.types.interrupt is graphrun.interrupt
