@@ -5,6 +5,8 @@ compiled one) into a graphrun graph: the same nodes, edges, waiting edges,
 branches, channels, schemas, breakpoints and config, with LangGraph's node code
 run unchanged (see `graphrun.bridge.run`). LangGraph's `add_messages` becomes
 graphrun's, whose message ids are deterministic (it runs inside the workflow).
+What a bridged graph raises is LangGraph's error class as well as graphrun's
+(`graphrun.bridge.errors`).
 
 Needs `pip install 'graphrun[langgraph]'`; the supported LangGraph range is
 `graphrun.bridge.SUPPORTED`.

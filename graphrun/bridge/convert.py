@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typing
 import warnings
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, cast
 
 from langgraph import channels as lg_channels
@@ -18,6 +18,7 @@ from langgraph.graph.state import StateGraph as LGStateGraph
 from graphrun import channels as gr_channels
 from graphrun.bridge import _langgraph as private
 from graphrun.bridge import run
+from graphrun.bridge.errors import langgraph_errors
 from graphrun.errors import GraphValidationError
 from graphrun.graph import StateGraph
 from graphrun.local import CompiledStateGraph, InMemorySaver
@@ -50,17 +51,46 @@ def compiled(graph: Any, *, name: str | None, checkpointer: Any) -> Any:
 
 
 class BridgedGraph(CompiledStateGraph):
-    """A LangGraph graph on graphrun: takes LangGraph's Command as input too."""
+    """A LangGraph graph on graphrun: takes LangGraph's Command as input too, and raises
+    errors that are LangGraph's classes as well as graphrun's (graphrun.bridge.errors)."""
 
     def _run(self, input: Any, config: Any, options: Any) -> Any:
         return super()._run(run.to_graphrun(input), config, options)
 
+    def invoke(self, *args: Any, **kwargs: Any) -> Any:
+        with langgraph_errors():
+            return super().invoke(*args, **kwargs)
+
+    async def ainvoke(self, *args: Any, **kwargs: Any) -> Any:
+        with langgraph_errors():
+            return await super().ainvoke(*args, **kwargs)
+
+    def stream(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        with langgraph_errors():
+            yield from super().stream(*args, **kwargs)
+
+    async def astream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        with langgraph_errors():
+            async for chunk in super().astream(*args, **kwargs):
+                yield chunk
+
     def update_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
-        return super().update_state(config, run.to_graphrun(values), as_node)
+        with langgraph_errors():
+            return super().update_state(config, run.to_graphrun(values), as_node)
+
+    async def aupdate_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
+        with langgraph_errors():
+            return await super().aupdate_state(config, values, as_node)
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        return super().bulk_update_state(config, [
-            [StateUpdate(run.to_graphrun(u[0]), *u[1:]) for u in step] for step in supersteps])
+        with langgraph_errors():
+            return super().bulk_update_state(config, [
+                [StateUpdate(run.to_graphrun(u[0]), *u[1:]) for u in step]
+                for step in supersteps])
+
+    async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
+        with langgraph_errors():
+            return await super().abulk_update_state(config, supersteps)
 
 
 def _checkpointer(saver: Any) -> Any:

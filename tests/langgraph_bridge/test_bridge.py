@@ -165,6 +165,36 @@ def test_recursion_limit_and_name_carry_over() -> None:
     assert graph.spec.recursion_limit == 9999
 
 
+def test_errors_are_langgraphs_classes_and_graphruns() -> None:
+    from langgraph import errors as lg_errors
+
+    b = StateGraph(S)
+    b.add_node("loop", lambda s: {"x": 1})
+    b.add_edge(START, "loop")
+    b.add_edge("loop", "loop")
+    graph = from_langgraph(b.compile())
+    with pytest.raises(lg_errors.GraphRecursionError) as caught:
+        graph.invoke({"x": 0}, {"recursion_limit": 3})
+    assert isinstance(caught.value, graphrun.errors.GraphRecursionError)
+
+    b = StateGraph(S)
+    b.add_node("a", lambda s: {"x": 1})
+    b.add_node("b", lambda s: {"x": 2})
+    b.add_edge(START, "a")
+    b.add_edge(START, "b")
+    with pytest.raises(lg_errors.InvalidUpdateError) as bad:
+        from_langgraph(b.compile()).invoke({"x": 0})
+    assert isinstance(bad.value, InvalidUpdateError) and bad.value.channel == "x"
+
+    b = StateGraph(S)
+    b.add_node("up", lambda s: Command(graph=Command.PARENT, goto="elsewhere"))
+    b.add_edge(START, "up")
+    with pytest.raises(lg_errors.ParentCommand) as up:
+        from_langgraph(b.compile()).invoke({"x": 0})
+    assert up.value.args[0] == Command(goto="elsewhere")  # as LangGraph raises it
+    assert isinstance(up.value, graphrun.errors.ParentCommand)
+
+
 def test_unsupported_channels_and_versions_are_refused_by_name(monkeypatch: Any) -> None:
     class T(TypedDict):
         items: Annotated[list, Topic(int, accumulate=True)]

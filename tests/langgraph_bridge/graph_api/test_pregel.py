@@ -162,18 +162,12 @@ SAVER = (
     "raise), which from_langgraph replaces on purpose by graphrun's own "
     "InMemorySaver: the test's saver is never called and stays empty"
 )
-LANGGRAPH_ERRORS = (
-    "graphrun raises its own graphrun.errors.InvalidUpdateError / ParentCommand, "
-    "which are not LangGraph's langgraph.errors classes, so "
-    "pytest.raises(<LangGraph class>) does not catch them (the messages match)"
-)
 DEBUG_SUBGRAPHS = (
     "stream_mode='debug' around a subgraph node: the checkpoint event's task for the "
     "subgraph has no 'state' (LangGraph gives the subgraph's checkpoint config, as "
     "get_state_history does), and with subgraphs=True the subgraphs' own checkpoint "
     "events are not streamed (only namespace ())"
 )
-@pytest.mark.xfail(strict=True, reason=LANGGRAPH_ERRORS)
 def test_graph_validation() -> None:
     class State(TypedDict):
         hello: str
@@ -5206,7 +5200,6 @@ def test_parent_command_goto_deeply_nested(
     }
 
 
-@pytest.mark.xfail(strict=True, reason=LANGGRAPH_ERRORS)
 @pytest.mark.parametrize("with_timeout", [True, False])
 def test_timeout_with_parent_command(
     sync_checkpointer: BaseCheckpointSaver, with_timeout: bool
@@ -6056,7 +6049,6 @@ def test_overwrite_parallel(
     assert result == {"messages": ["b", "d"]}
 
 
-@pytest.mark.xfail(strict=True, reason=LANGGRAPH_ERRORS)
 @pytest.mark.parametrize("as_json", [False, True])
 def test_overwrite_parallel_error(
     sync_checkpointer: BaseCheckpointSaver, as_json: bool
