@@ -22,12 +22,18 @@ callbacks is told when the run pauses for interrupts (`on_interrupt`) and when i
 from a checkpoint (`on_resume`), as LangGraph's `langgraph.callbacks` does (LangGraph's
 own `GraphCallbackHandler` subclasses are told too).
 
+A node's `TracePolicy` changes what tracers (LangChain `BaseTracer`s that do not stream)
+record of the node's own run; its other handlers get the real input and output, as in
+LangGraph (a `Relay`, on a worker, gets both and the caller sorts them out).
+
 All of this needs langchain-core; without it a graph runs with no callbacks at all.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -53,6 +59,7 @@ try:  # the `messages` extra (langchain-core)
             get_callback_manager_for_config,
             var_child_runnable_config,
         )
+        from langchain_core.tracers.base import BaseTracer
 
     AVAILABLE = True
 except ImportError:  # pragma: no cover - exercised by the no-langchain test
@@ -68,6 +75,7 @@ __all__ = ["GraphCallbackHandler", "GraphInterruptEvent", "GraphLifecycleEvent",
            "GraphResumeEvent"]
 
 HIDDEN = "langsmith:hidden"  # LangGraph's tag for its __start__ task
+_log = logging.getLogger("graphrun")
 
 GraphLifecycleStatus = Literal["input", "pending", "done", "interrupt_before",
                                "interrupt_after", "out_of_steps"]
@@ -272,29 +280,89 @@ def _child_config(config: dict[str, Any], callbacks: Any) -> dict[str, Any]:
     return child
 
 
-def start_run(config: dict[str, Any], input: Any, name: str) -> tuple[Any, dict[str, Any]]:
-    """Start a chain run under `config`'s callbacks; returns it and its child config."""
-    rm = get_callback_manager_for_config(config).on_chain_start(  # type: ignore[arg-type]
-        None, input, name=config.get("run_name") or name, run_id=config.get("run_id"))
+def recorded(value: Any, process: Callable[[Any], Any] | None) -> Any:
+    """What tracers record for `value` under a TracePolicy processor: `value` itself when
+    there is none, or when it raises (logged: it never fails the node)."""
+    if process is None:
+        return value
+    try:
+        return process(value)
+    except Exception:
+        _log.exception("a TracePolicy processor raised; recording the untransformed payload")
+        return value
+
+
+def is_tracer(handler: Any) -> bool:
+    """A handler that records runs (a TracePolicy's audience): a BaseTracer that does not
+    stream to the caller (astream_events' and astream_log's do; they get real values)."""
+    return isinstance(handler, BaseTracer) and _StreamingCallbackHandler not in type(
+        handler).__mro__
+
+
+def _groups(manager: Any) -> tuple[Any, Any, Any]:
+    """`manager` split three ways: the real handlers, the relays (which send both values
+    on, see graphrun.relay), the tracers."""
+    def only(keep: Callable[[Any], bool]) -> Any:
+        part = copy.copy(manager)
+        part.handlers = [h for h in manager.handlers if keep(h)]
+        return part
+
+    return (only(lambda h: not is_tracer(h) and not getattr(h, "relays_traced", False)),
+            only(lambda h: getattr(h, "relays_traced", False)), only(is_tracer))
+
+
+def start_run(config: dict[str, Any], input: Any, name: str, policy: Any = None
+              ) -> tuple[Any, dict[str, Any]]:
+    """Start a chain run under `config`'s callbacks; returns it and its child config.
+    `policy`: the node's TracePolicy, if any."""
+    cm = get_callback_manager_for_config(config)  # type: ignore[arg-type]
+    name, run_id = config.get("run_name") or name, config.get("run_id")
+    shown = recorded(input, getattr(policy, "process_inputs", None))
+    if shown is input:
+        rm = cm.on_chain_start(None, input, name=name, run_id=run_id)
+    else:
+        real, relays, tracers = _groups(cm)
+        rm = real.on_chain_start(None, input, name=name, run_id=run_id)
+        relays.on_chain_start(None, input, name=name, run_id=rm.run_id, traced_inputs=shown)
+        tracers.on_chain_start(None, shown, name=name, run_id=rm.run_id)
+        rm.handlers = cm.handlers
     return rm, _child_config(config, rm.get_child("seq:step:1"))
 
 
-async def astart_run(config: dict[str, Any], input: Any, name: str
+async def astart_run(config: dict[str, Any], input: Any, name: str, policy: Any = None
                      ) -> tuple[Any, dict[str, Any]]:
-    rm = await get_async_callback_manager_for_config(config).on_chain_start(  # type: ignore[arg-type]
-        None, input, name=config.get("run_name") or name, run_id=config.get("run_id"))
+    cm = get_async_callback_manager_for_config(config)  # type: ignore[arg-type]
+    name, run_id = config.get("run_name") or name, config.get("run_id")
+    shown = recorded(input, getattr(policy, "process_inputs", None))
+    if shown is input:
+        rm = await cm.on_chain_start(None, input, name=name, run_id=run_id)
+    else:
+        real, relays, tracers = _groups(cm)
+        # Tracers start last: a cancellation before then leaves no tracer run open.
+        rm = await real.on_chain_start(None, input, name=name, run_id=run_id)
+        await relays.on_chain_start(None, input, name=name, run_id=rm.run_id,
+                                    traced_inputs=shown)
+        await tracers.on_chain_start(None, shown, name=name, run_id=rm.run_id)
+        rm.handlers = cm.handlers
     return rm, _child_config(config, rm.get_child("seq:step:1"))
 
 
-def end_run(rm: Any, error: BaseException | None, output: Any) -> None:
+def end_run(rm: Any, error: BaseException | None, output: Any, policy: Any = None) -> None:
     if error is not None:
         rm.on_chain_error(error)
-    else:
+        return
+    shown = recorded(output, getattr(policy, "process_outputs", None))
+    if shown is output:
         rm.on_chain_end(output)
+        return
+    real, relays, tracers = _groups(rm)
+    tracers.on_chain_end(shown)
+    relays.on_chain_end(output, traced_outputs=shown)
+    real.on_chain_end(output)
 
 
 async def aend_run(rm: Any, error: BaseException | None, output: Any, *,
-                   stream: bool = False) -> None:
+                   stream: bool = False, policy: Any = None) -> None:
     """End a run; under `astream` (a streaming handler listens), it streams its output
     first, as LangGraph's tasks do."""
     if error is not None:
@@ -302,7 +370,15 @@ async def aend_run(rm: Any, error: BaseException | None, output: Any, *,
         return
     if stream:
         await tap_output(rm, output)
-    await rm.on_chain_end(output)
+    shown = recorded(output, getattr(policy, "process_outputs", None))
+    if shown is output:
+        await rm.on_chain_end(output)
+        return
+    real, relays, tracers = _groups(rm)
+    # Tracers end first: a cancellation can then skip only the others' end.
+    await tracers.on_chain_end(shown)
+    await relays.on_chain_end(output, traced_outputs=shown)
+    await real.on_chain_end(output)
 
 
 async def tap_output(rm: Any, output: Any) -> None:

@@ -188,7 +188,8 @@ class StateGraph:
         activity (for short nodes). `defer=True` runs the node only once the run has
         nothing else to do (LangGraph's). `cache_policy=CachePolicy(...)` caches the
         node's writes by its input in the graph's `compile(cache=...)` (see
-        graphrun.cache). Unknown LangGraph options are ignored.
+        graphrun.cache). `trace_policy=TracePolicy(...)` changes what tracers record
+        of the node's run (LangGraph's). Unknown LangGraph options are ignored.
         """
         if not isinstance(node, str):
             action = node
@@ -241,6 +242,7 @@ class StateGraph:
             defer=bool(kwargs.get("defer")), reads_state=getattr(action, "reads_state", False),
             afn=getattr(action, "afn", None), cache_policy=kwargs.get("cache_policy"),
             destinations=_destinations(kwargs.get("destinations")),
+            trace_policy=kwargs.get("trace_policy"),
             calls_graph=None if is_sub else _graph_in_closure(action))
         return self
 

@@ -26,7 +26,7 @@ from typing import Any
 from uuid import UUID
 
 from graphrun import serde
-from graphrun.callbacks import AVAILABLE, GraphRun, tap_output
+from graphrun.callbacks import AVAILABLE, GraphRun, is_tracer, tap_output
 from graphrun.declared import DeclaredTypes
 from graphrun.errors import GraphInterrupt, NodeFailedError
 from graphrun.stream import EVENTS
@@ -65,6 +65,9 @@ class Relay(BaseCallbackHandler):
 
     raise_error = False
     run_inline = True  # in order: a run's start before its children's
+    # A TracePolicy's recorded input/output comes as `traced_inputs`/`traced_outputs`
+    # beside the real one (graphrun.callbacks): sent on for the caller's tracers.
+    relays_traced = True
 
     def __init__(self, publish: Callable[[tuple[Any, ...]], None], types: DeclaredTypes
                  ) -> None:
@@ -97,11 +100,12 @@ class Relay(BaseCallbackHandler):
                        parent_run_id: UUID | None = None, tags: Any = None,
                        metadata: Any = None, **kwargs: Any) -> None:
         self._start("chain_start", run_id, parent_run_id, tags, metadata, kwargs,
-                    serialized=serialized, inputs=inputs)
+                    serialized=serialized, inputs=inputs, **_traced(kwargs, "traced_inputs"))
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                      **kwargs: Any) -> None:
-        self._send("chain_end", run_id, parent_run_id, outputs=outputs)
+        self._send("chain_end", run_id, parent_run_id, outputs=outputs,
+                   **_traced(kwargs, "traced_outputs"))
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID,
                        parent_run_id: UUID | None = None, **kwargs: Any) -> None:
@@ -195,6 +199,10 @@ class StreamingRelay(Relay, StreamingCallbackHandler):  # type: ignore[type-arg]
             yield chunk
 
 
+def _traced(kwargs: dict[str, Any], key: str) -> dict[str, Any]:
+    return {key: kwargs[key]} if key in kwargs else {}
+
+
 def _error_data(error: BaseException) -> dict[str, Any]:
     interrupts = getattr(error, "interrupts", None)
     if type(error).__name__ == "GraphInterrupt" and interrupts is not None:
@@ -265,7 +273,18 @@ class Replay:
         if event["kind"] == "chain_stream":
             await tap_output(_Run(run_id, self.handlers), positional[0])
             return
-        await ahandle_event(self.handlers, method, ignore, *positional, **kwargs)
+        traced = _TRACED.get(event["kind"])
+        if traced is None or traced not in event:
+            await ahandle_event(self.handlers, method, ignore, *positional, **kwargs)
+            return
+        # A TracePolicy's: tracers record its value, the others get the real one; tracers
+        # start last and end first (LangGraph's order).
+        tracers = [h for h in self.handlers if is_tracer(h)]
+        others = [h for h in self.handlers if h not in tracers]
+        groups: list[tuple[list[Any], list[Any]]] = [
+            (others, positional), (tracers, [*positional[:-1], event[traced]])]
+        for handlers, values in (groups if traced == "traced_inputs" else groups[::-1]):
+            await ahandle_event(handlers, method, ignore, *values, **kwargs)
 
 
 class _Run:
@@ -316,6 +335,9 @@ def _documents(e: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
 def _v(key: str) -> Callable[[dict[str, Any]], Any]:
     return lambda e: e.get(key)
 
+
+# The kinds that may carry a TracePolicy's value for tracers, and its key.
+_TRACED = {"chain_start": "traced_inputs", "chain_end": "traced_outputs"}
 
 # kind -> (handler method, its ignore flag, the method's arguments from the event)
 _Args = Callable[[dict[str, Any]], tuple[list[Any], dict[str, Any]]]

@@ -70,6 +70,7 @@ class NodeSpec:
     # Where its Commands may go, for drawing only: add_node(..., destinations=...) as
     # (node, edge label or None) pairs.
     destinations: tuple[tuple[str, str | None], ...] = ()
+    trace_policy: Any = None  # a TracePolicy: what tracers record of the node's run
 
 
 @dataclass(frozen=True)

@@ -99,12 +99,13 @@ class TemporalGraph(CompiledStateGraph):
     def invoke(self, input: Any, config: Any = None, **kw: Any) -> Any:
         if self._nests(config):  # a subgraph of a graph that is running
             return super().invoke(input, config, **kw)
-        return self.host.run(self.remote.ainvoke(input, config, **_options(kw)))
+        return self.host.run(self.remote.ainvoke(input, _threaded(config), **_options(kw)))
 
     async def ainvoke(self, input: Any, config: Any = None, **kw: Any) -> Any:
         if self._nests(config):
             return await super().ainvoke(input, config, **kw)
-        return await self.host.arun(self.remote.ainvoke(input, config, **_options(kw)))
+        return await self.host.arun(self.remote.ainvoke(input, _threaded(config),
+                                                        **_options(kw)))
 
     # Chunks one at a time from the host's loop, as RemoteGraph.astream yields them live.
     def stream(self, input: Any, config: Any = None, **kw: Any) -> Iterator[Any]:
@@ -157,6 +158,15 @@ async def _next(chunks: AsyncIterator[Any]) -> Any:
         return _END
 
 
+def _threaded(config: Any) -> Any:
+    """A run of a graph the test compiled without a checkpointer (see `serve_every_graph`)
+    names no thread: on Temporal it gets a new one, as each such run is on its own."""
+    if ((config or {}).get("configurable") or {}).get("thread_id"):
+        return config
+    return {**(config or {}), "configurable": {**((config or {}).get("configurable") or {}),
+                                               "thread_id": uuid.uuid4().hex}}
+
+
 def _options(kw: dict[str, Any]) -> dict[str, Any]:
     # durability= is the in-process checkpointer's concern: on Temporal the history keeps all.
     return {k: v for k, v in kw.items() if k != "durability"}
@@ -171,6 +181,17 @@ def compile_on(host: TemporalHost, original: Any) -> Any:
         return original(self, checkpointer, **kw)
 
     return compile
+
+
+def serve_every_graph(host: TemporalHost, monkeypatch: Any) -> None:
+    """Serve on Temporal every graph the test compiles, with a checkpointer or not (for
+    tests that take no checkpointer fixture but run on Temporal too)."""
+    original = StateGraph.compile
+
+    def compile(self: StateGraph, checkpointer: Any = None, **kw: Any) -> Any:
+        return TemporalGraph(original(self, checkpointer or InMemorySaver(), **kw), host)
+
+    monkeypatch.setattr(StateGraph, "compile", compile)
 
 
 def entrypoint_on(host: TemporalHost, original: Any) -> Any:

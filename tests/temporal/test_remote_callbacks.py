@@ -23,6 +23,7 @@ from graphrun.client import GraphClient
 from graphrun.worker import create_worker
 from tests.unit.test_callbacks import (
     METADATA,
+    Seen,
     Tracer,
     _plain,
     breakpoints,
@@ -160,3 +161,36 @@ async def test_sync_invoke_and_with_config(temporal_client: Any, task_queue: str
     (root,) = tracer.runs
     assert root.name == "agent" and root.tags == ["bound"]
     assert all("bound" in c.tags for c in root.child_runs)
+
+
+def trace_policy_graph(api: Any) -> Any:
+    from typing import TypedDict
+
+    from graphrun.types import TracePolicy
+
+    class V(TypedDict):
+        value: int
+
+    policy = TracePolicy(process_inputs=lambda v: {"in": 1}, process_outputs=lambda v: {"out": 1})
+    return (api.StateGraph(V).add_node("n", lambda s: {"value": s["value"] + 1},
+                                       trace_policy=policy)
+            .add_edge(api.START, "n").compile(checkpointer=api.InMemorySaver()))
+
+
+async def test_trace_policy_as_in_process(temporal_client: Any, task_queue: str) -> None:
+    """A node's TracePolicy runs on the worker; the caller's tracers record what it
+    returns, its other handlers the node's real input and output."""
+    local, remote, worker = _served(trace_policy_graph, temporal_client, task_queue)
+
+    async def heard(graph: Any) -> tuple[Any, ...]:
+        tracer, seen = Tracer(), Seen()
+        await graph.ainvoke({"value": 1}, {**_config(tracer), "callbacks": [tracer, seen]})
+        (root,) = tracer.runs
+        (n,) = [c for c in root.child_runs if c.name == "n"]
+        return n.inputs, n.outputs, seen.seen
+
+    async with worker:
+        expected = await heard(local)
+        got = await heard(remote)
+    assert got == expected == ({"in": 1}, {"out": 1},
+                               [("start", {"value": 1}), ("end", {"value": 2})])

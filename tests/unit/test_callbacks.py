@@ -411,3 +411,69 @@ def test_bridged_langgraph_graph_as_langgraph() -> None:
     # (The one `fn` invokes is LangGraph's own, run by LangGraph inside the node.)
     assert repr(trees["graphrun"]) == repr(trees["langgraph"]).replace(
         "'subby'", "'sub'", 1)
+
+
+# -- TracePolicy ----------------------------------------------------------------------------
+class Seen(BaseCallbackHandler):
+    """A handler that is no tracer: it gets a node's real input and output."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, Any]] = []
+
+    def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+        if kwargs.get("name") == "n":
+            self.seen.append(("start", inputs))
+            self.run_id = kwargs["run_id"]
+
+    def on_chain_end(self, outputs: Any, **kwargs: Any) -> None:
+        if kwargs["run_id"] == getattr(self, "run_id", None):
+            self.seen.append(("end", outputs))
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+def test_trace_policy_as_langgraph(mode: str) -> None:
+    """A node's TracePolicy: tracers record what its processors return, a handler that is
+    no tracer and astream_events get the real input and output; a processor that raises
+    records the real value."""
+    from langgraph.types import TracePolicy as LgTracePolicy
+
+    from graphrun.types import TracePolicy
+
+    class V(TypedDict):
+        value: int
+
+    def boom(_: Any) -> Any:
+        raise RuntimeError("processor failed")
+
+    def build(lib: str) -> Any:
+        policy_class = TracePolicy if lib == "graphrun" else LgTracePolicy
+        api = graphrun_api() if lib == "graphrun" else langgraph_api()
+        return (api.StateGraph(V)
+                .add_node("n", lambda s: {"value": s["value"] + 1},
+                          trace_policy=policy_class(process_inputs=lambda v: {"in": 1},
+                                                    process_outputs=lambda v: {"out": 1}))
+                .add_node("m", lambda s: {"value": s["value"] * 2},
+                          trace_policy=policy_class(process_inputs=boom))
+                .add_edge(api.START, "n").add_edge("n", "m").compile())
+
+    out = {}
+    for lib in ("langgraph", "graphrun"):
+        tracer, seen = Tracer(), Seen()
+        graph, config = build(lib), {"callbacks": [tracer, seen]}
+        result = (graph.invoke({"value": 1}, config) if mode == "invoke"
+                  else asyncio.run(graph.ainvoke({"value": 1}, config)))
+
+        async def stream(g: Any = graph) -> list[Any]:
+            return [(e["event"], e["data"]) for e in [ev async for ev in g.astream_events(
+                {"value": 1}, version="v2")] if e["name"] == "n"]
+
+        (root,) = tracer.runs
+        out[lib] = (result, [tree(r) for r in root.child_runs], seen.seen,
+                    asyncio.run(stream()))
+    assert out["graphrun"] == out["langgraph"]
+    result, (n, m), seen, stream_events = out["graphrun"]
+    assert result == {"value": 4}
+    assert (n[5], n[6]) == ({"in": 1}, {"out": 1})
+    assert (m[5], m[6]) == ({"value": 2}, {"value": 4})
+    assert seen == [("start", {"value": 1}), ("end", {"value": 2})]
+    assert ("on_chain_start", {"input": {"value": 1}}) in stream_events
