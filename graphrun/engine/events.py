@@ -18,9 +18,14 @@ from .planning import read_values, task_result
 
 Event = tuple[Any, ...]
 
+# A checkpoint as the v3 protocol's `checkpoints` channel shows it: its id, parent's id,
+# step and source, without the state ('checkpoints' carries the state too).
+CHECKPOINT_REFS = "checkpoint_refs"
+
 
 class StreamEvents:
-    """The events of one run; the 'checkpoints' and 'debug' ones only if asked for."""
+    """The events of one run; the checkpoints' ('checkpoints', CHECKPOINT_REFS, 'debug')
+    only if asked for."""
 
     def __init__(self, graph: GraphSpec, *, thread_id: str, ns: str,
                  modes: frozenset[str], clock: Callable[[], str]) -> None:
@@ -88,9 +93,16 @@ class StreamEvents:
                    tasks: Sequence[Task]) -> list[Event]:
         """A checkpoint as the 'checkpoints' mode shows it, once, with its next tasks."""
         modes = self.modes
-        if not ({"checkpoints", "debug"} & modes) or ckpt.id in self._emitted:
+        if not ({"checkpoints", "debug", CHECKPOINT_REFS} & modes) or ckpt.id in self._emitted:
             return []
         self._emitted.add(ckpt.id)
+        out: list[Event] = []
+        if CHECKPOINT_REFS in modes:
+            out.append((CHECKPOINT_REFS, {
+                "id": ckpt.id, **({"parent_id": ckpt.parent_id} if ckpt.parent_id else {}),
+                "step": ckpt.step, "source": ckpt.source}))
+        if not {"checkpoints", "debug"} & modes:
+            return out
         tid, ns = self.thread_id, self.ns
 
         def config(cid: str) -> dict[str, Any]:
@@ -105,7 +117,6 @@ class StreamEvents:
             "next": [t.name for t in tasks],
             "tasks": [{"id": t.id, "name": t.name, "interrupts": (), "state": None}
                       for t in tasks]}
-        out: list[Event] = []
         if "checkpoints" in modes:
             out.append(("checkpoints", payload))
         if "debug" in modes:

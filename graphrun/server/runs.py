@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -173,9 +173,10 @@ class NewRun:
         return [asked] if isinstance(asked, str) else list(asked)
 
     async def send(self, *, background: bool, modes: list[str] | None = None,
-                   **live_options: Any) -> RunResult:
+                   also: Sequence[str] = (), **live_options: Any) -> RunResult:
         """Send the run; `background` answers once the workflow has taken it. `modes`:
-        the stream modes to publish live (a streamed or background run); `live_options`
+        the stream modes to publish live (a streamed or background run), and `also`
+        graphrun's own besides (the v3 protocol's checkpoint refs); `live_options`
         (`callbacks`, `messages_v2`) override how the nodes' events are published."""
         b = self.body
         policy = self.conn.app.state.webhooks  # langgraph.json's webhooks
@@ -185,7 +186,8 @@ class NewRun:
         options = _options(b)
         live = modes is not None
         if modes is not None:
-            options["stream_mode"] = [MODES[m] for m in modes if m in MODES] or ["values"]
+            options["stream_mode"] = [*([MODES[m] for m in modes if m in MODES]
+                                        or ["values"]), *also]
             if "events" in modes:  # astream_events: the nodes' runs, streamed, relayed
                 options["callbacks"] = "stream"
             options.update(live_options)

@@ -153,7 +153,7 @@ async def test_protocol_errors(api_url: str) -> None:
     bogus = await _command(api_url, tid, "input.respond",
                            {"namespace": [], "interrupt_id": "nope", "response": 1})
     assert bogus["error"] == "no_such_interrupt"
-    assert (await _command(api_url, tid, "agent.getTree", {}))["error"] == "not_supported"
+    assert (await _command(api_url, tid, "agent.getTree", {}))["error"] == "no_such_run"
 
 
 async def test_websocket_transport(api_url: str) -> None:
