@@ -6,7 +6,8 @@ branches, channels, schemas, breakpoints and config, with LangGraph's node code
 run unchanged (see `graphrun.bridge.run`). LangGraph's `add_messages` becomes
 graphrun's, whose message ids are deterministic (it runs inside the workflow).
 What a bridged graph raises is LangGraph's error class as well as graphrun's
-(`graphrun.bridge.errors`).
+(`graphrun.bridge.errors`); in-process, the LangGraph saver it was compiled with keeps
+its threads (`graphrun.bridge.saver`).
 
 Needs `pip install 'graphrun[langgraph]'`; the supported LangGraph range is
 `graphrun.bridge.SUPPORTED`.
@@ -45,10 +46,11 @@ def from_langgraph(graph: Any, *, name: str | None = None, checkpointer: Any = N
             `create_react_agent`) or an uncompiled `langgraph.graph.StateGraph`.
         name: the graph's name (what a worker registers it under); default the
             compiled graph's own name.
-        checkpointer: graphrun's `InMemorySaver` (or True/False for a subgraph).
-            Default: an `InMemorySaver` if the LangGraph graph had a checkpointer,
-            since LangGraph's savers cannot keep graphrun's threads. On Temporal the
-            workflow keeps the thread and no checkpointer is needed.
+        checkpointer: a LangGraph `BaseCheckpointSaver`, graphrun's `InMemorySaver`
+            (or True/False for a subgraph). Default: the LangGraph graph's own. A
+            LangGraph saver keeps the threads in LangGraph's format, read back from
+            there (`graphrun.bridge.saver`). On Temporal the workflow keeps the thread
+            and no checkpointer is needed.
 
     Example:
         >>> from langchain.agents import create_agent      # doctest: +SKIP

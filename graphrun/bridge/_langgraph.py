@@ -41,6 +41,7 @@ from langgraph._internal._constants import (  # noqa: E402
     CONFIG_KEY_SEND,
     CONFIG_KEY_STREAM,
     CONFIG_KEY_TASK_ID,
+    NULL_TASK_ID,
     RESUME,
 )
 from langgraph._internal._scratchpad import PregelScratchpad  # noqa: E402
@@ -71,6 +72,7 @@ __all__ = [
     "CONFIG_KEY_STREAM",
     "CONFIG_KEY_TASK_ID",
     "INSTALLED",
+    "NULL_TASK_ID",
     "RESUME",
     "SUPPORTED",
     "ManagedValue",

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import typing
-import warnings
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, cast
 
 from langgraph import channels as lg_channels
 from langgraph import types as lg_types
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.memory import InMemorySaver as LGInMemorySaver
 from langgraph.graph import message as lg_message
 from langgraph.graph.state import CompiledStateGraph as LGCompiled
 from langgraph.graph.state import StateGraph as LGStateGraph
@@ -19,9 +17,10 @@ from graphrun import channels as gr_channels
 from graphrun.bridge import _langgraph as private
 from graphrun.bridge import run
 from graphrun.bridge.errors import langgraph_errors
+from graphrun.bridge.saver import LangGraphSaver, saved
 from graphrun.errors import GraphValidationError
 from graphrun.graph import StateGraph
-from graphrun.local import CompiledStateGraph, InMemorySaver
+from graphrun.local import CompiledStateGraph
 from graphrun.spec import Branch, reducer_start
 from graphrun.types import CachePolicy, RetryPolicy, StateUpdate
 
@@ -35,7 +34,8 @@ def compiled(graph: Any, *, name: str | None, checkpointer: Any) -> Any:
         raise TypeError(f"from_langgraph() takes a LangGraph StateGraph or CompiledStateGraph, "
                         f"got {type(graph).__module__}.{type(graph).__qualname__}.")
     if checkpointer is None and lg is not None:
-        checkpointer = _checkpointer(lg.checkpointer)
+        checkpointer = lg.checkpointer
+    checkpointer = _checkpointer(checkpointer)
     b = _builder(builder)
     if lg is not None:
         b.recursion_limit = int((lg.config or {}).get("recursion_limit", 25))
@@ -45,6 +45,8 @@ def compiled(graph: Any, *, name: str | None, checkpointer: Any) -> Any:
         interrupt_before=list(lg.interrupt_before_nodes) if lg else None,
         interrupt_after=list(lg.interrupt_after_nodes) if lg else None,
         strict_resume=False)
+    if isinstance(checkpointer, LangGraphSaver):
+        checkpointer.spec = g.spec
     return BridgedGraph(g.spec, checkpointer=g.checkpointer,
                         store=getattr(lg, "store", None),  # LangGraph's compile(store=...)
                         cache=getattr(lg, "cache", None))  # and compile(cache=...)
@@ -56,6 +58,53 @@ class BridgedGraph(CompiledStateGraph):
 
     def _run(self, input: Any, config: Any, options: Any) -> Any:
         return super()._run(run.to_graphrun(input), config, options)
+
+    # A LangGraph saver (graphrun.bridge.saver) is given each checkpoint as it is made and
+    # each task's writes as it finishes; the config's own keys go into their metadata.
+    def _thread(self, config: Any, *, required: bool = False) -> Any:
+        thread = super()._thread(config, required=required)
+        if (ledger := saved(thread)) is not None:
+            ledger.config = config or {}
+        return thread
+
+    def _execute(self, call: Any, run: Any, *args: Any, **kwargs: Any) -> Any:
+        result = super()._execute(call, run, *args, **kwargs)
+        if (ledger := saved(run.thread)) is not None:
+            ledger.task_done(call, result)
+        return result
+
+    async def _aexecute(self, call: Any, run: Any, *args: Any, **kwargs: Any) -> Any:
+        result = await super()._aexecute(call, run, *args, **kwargs)
+        if (ledger := saved(run.thread)) is not None:
+            ledger.task_done(call, result)
+        return result
+
+    def _steps(self, run: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        ledger = saved(run.thread)
+        try:
+            for events in super()._steps(run, *args, **kwargs):
+                _save_step(ledger, run)
+                yield events
+        finally:
+            if ledger is not None:
+                ledger.sync(run.thread)
+
+    async def _asteps(self, run: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        ledger = saved(run.thread)
+        try:
+            async for events in super()._asteps(run, *args, **kwargs):
+                _save_step(ledger, run)
+                yield events
+        finally:
+            if ledger is not None:
+                ledger.sync(run.thread)
+
+    def _update(self, config: Any, apply: Any) -> Any:
+        out = super()._update(config, apply)
+        thread = self._thread(config)
+        if (ledger := saved(thread)) is not None:
+            ledger.sync(thread)
+        return out
 
     def invoke(self, *args: Any, **kwargs: Any) -> Any:
         with langgraph_errors():
@@ -93,15 +142,18 @@ class BridgedGraph(CompiledStateGraph):
             return await super().abulk_update_state(config, supersteps)
 
 
+def _save_step(ledger: Any, run: Any) -> None:
+    """Between steps, what the step made goes to the saver (at the run's end only, with
+    durability="exit")."""
+    if ledger is not None and run.options.durability != "exit":
+        ledger.sync(run.thread)
+
+
 def _checkpointer(saver: Any) -> Any:
-    if saver is None or isinstance(saver, bool):
-        return saver
-    if not isinstance(saver, LGInMemorySaver) and isinstance(saver, BaseCheckpointSaver):
-        warnings.warn(
-            f"from_langgraph(): the graph's {type(saver).__name__} cannot keep graphrun's "
-            f"threads; in-process they are kept in memory. On Temporal the workflow keeps "
-            f"the thread.", stacklevel=3)
-    return InMemorySaver()
+    """LangGraph's saver keeps the threads (graphrun.bridge.saver); graphrun's as given."""
+    if isinstance(saver, BaseCheckpointSaver):
+        return LangGraphSaver(saver)
+    return saver
 
 
 def _builder(lg: Any) -> StateGraph:
@@ -138,7 +190,8 @@ def _add_node(b: StateGraph, lg: Any, name: str, spec: Any, managed: Mapping[str
     if isinstance(runnable, (LGCompiled, CompiledStateGraph)):  # a subgraph: bridged too
         sub: Any = (runnable if isinstance(runnable, CompiledStateGraph)
                     else compiled(runnable, name=name, checkpointer=None))
-        b.add_node(name, sub, metadata=spec.metadata, cache_policy=_cache(spec.cache_policy))
+        b.add_node(name, sub, metadata=spec.metadata, cache_policy=_cache(spec.cache_policy),
+                   defer=spec.defer)
         return
     input_schema = _or_none(spec.input_schema, lg.state_schema)
     node = node_function(runnable, managed, name)

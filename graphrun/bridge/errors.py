@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
 
 from langgraph import errors as lg
-from langgraph import types as lg_types
 
 from graphrun import errors as gr
-from graphrun.types import Command, Send
+from graphrun.bridge.run import to_langgraph
 
 
 class InvalidUpdateError(gr.InvalidUpdateError, lg.InvalidUpdateError):
@@ -94,14 +92,3 @@ def langgraph_errors() -> Iterator[None]:
             raise
         raise both from exc.__cause__
 
-
-def to_langgraph(value: Any) -> Any:
-    """graphrun's Command / Send as LangGraph's (what a caller of a bridged graph reads)."""
-    if isinstance(value, Command):
-        return lg_types.Command(graph=value.graph, update=value.update, resume=value.resume,
-                                goto=to_langgraph(value.goto))
-    if isinstance(value, Send):
-        return lg_types.Send(value.node, value.arg)
-    if isinstance(value, (list, tuple)):
-        return type(value)(to_langgraph(v) for v in value)
-    return value

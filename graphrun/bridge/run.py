@@ -51,6 +51,35 @@ def _is_lg(v: Any) -> bool:
     return isinstance(v, (lg_types.Command, lg_types.Send, lg_types.Overwrite, list, tuple))
 
 
+def to_langgraph(value: Any) -> Any:
+    """graphrun's Command / Send / Overwrite / Interrupt (also inside lists and dicts) as
+    LangGraph's, for what LangGraph's code or a LangGraph saver reads; else as it is."""
+    if isinstance(value, Command):
+        return lg_types.Command(graph=value.graph, update=to_langgraph(value.update),
+                                resume=value.resume, goto=to_langgraph(value.goto))
+    if isinstance(value, Send):
+        return lg_types.Send(value.node, value.arg)
+    if isinstance(value, Overwrite):
+        return lg_types.Overwrite(value.value)
+    if isinstance(value, Interrupt):
+        return lg_types.Interrupt(value=value.value, id=value.id,
+                                  response_schema=value.response_schema)
+    if type(value) in (list, tuple) and any(_is_graphrun(v) for v in value):
+        return type(value)(to_langgraph(v) for v in value)  # (a NamedTuple stays as it is)
+    if isinstance(value, dict) and any(_is_graphrun(v) for v in value.values()):
+        return {k: to_langgraph(v) for k, v in value.items()}
+    return value
+
+
+def _is_graphrun(v: Any) -> bool:
+    return isinstance(v, (Command, Send, Overwrite, Interrupt, list, tuple))
+
+
+def interrupt_from_langgraph(i: Any) -> Interrupt:
+    """LangGraph's Interrupt (read back from a LangGraph saver) as graphrun's."""
+    return Interrupt(value=i.value, id=i.id, response_schema=getattr(i, "response_schema", None))
+
+
 def timeout_policy(t: Any) -> TimeoutPolicy | None:
     """LangGraph's TimeoutPolicy (or seconds, a timedelta) as graphrun's."""
     if t is None:

@@ -117,6 +117,38 @@ def test_an_answer_the_response_schema_refuses_keeps_the_question() -> None:
     assert graph.invoke(Command(resume={"ok": True}), cfg) == {"log": [], "x": 1}
 
 
+def test_the_langgraph_saver_keeps_the_thread() -> None:
+    def ask(s: S) -> dict[str, Any]:
+        return {"log": [f"asked:{interrupt('x?')}"]}
+
+    sub = StateGraph(S)
+    sub.add_node("ask", ask)
+    sub.add_edge(START, "ask")
+    b = StateGraph(S)
+    b.add_node("first", lambda s: {"log": ["first"]})
+    b.add_node("sub", sub.compile())
+    b.add_edge(START, "first")
+    b.add_edge("first", "sub")
+    saver = InMemorySaver()
+    cfg = {"configurable": {"thread_id": "t", "user": "ann"}}
+    paused = from_langgraph(b.compile(checkpointer=saver)).invoke({"log": []}, cfg)
+    saved = list(saver.list(cfg))
+    assert {t.config["configurable"]["checkpoint_ns"].partition(":")[0] for t in saved} == {
+        "", "sub"}  # the subgraph's own checkpoints, under its namespace
+    assert all(t.metadata["user"] == "ann" for t in saved)  # the call's keys, as LangGraph's
+
+    # Another process: a new bridged graph reads the paused thread back from the saver.
+    again = from_langgraph(b.compile(checkpointer=saver))
+    state = again.get_state(cfg, subgraphs=True)
+    assert state.next == ("sub",) and state.interrupts == tuple(paused["__interrupt__"])
+    assert state.tasks[0].state.next == ("ask",)
+    done = again.invoke(Command(resume="yes"), cfg)
+    lg = b.compile(checkpointer=saver)  # LangGraph itself reads what graphrun wrote
+    assert lg.get_state(cfg).values == done == {"log": ["first", "first", "asked:yes"]}
+    assert [s.next for s in lg.get_state_history(cfg)] == [
+        (), ("sub",), ("first",), ("__start__",)]
+
+
 def test_a_langgraph_subgraph_node_is_bridged_and_its_question_surfaces() -> None:
     def inner(s: S) -> dict[str, Any]:
         return {"x": interrupt("inner?")}

@@ -2,8 +2,8 @@
 
 Checkpointer fixtures give LangGraph's in-memory `InMemorySaver` only (upstream's
 "memory" param; sqlite/postgres/redis need servers or extras and are not ported).
-Through the bridge, `from_langgraph` swaps any LangGraph saver for graphrun's own
-`InMemorySaver`. `durability` is "async" alone (LangGraph's default): the
+Through the bridge, the saver keeps the bridged graph's threads
+(graphrun.bridge.saver), so tests read it as upstream does. `durability` is "async" alone (LangGraph's default): the
 durability modes are graphrun's own engine, tested under all three in
 tests/langgraph_suite; here each test runs once through the bridge.
 `cache` and `sync_store` give the in-memory `InMemoryCache` / `InMemoryStore` only

@@ -156,12 +156,6 @@ SUBGRAPH_IN_NODE = (
     "graphs), so get_state(subgraphs=True).tasks[0].state is None"
 )
 
-SAVER = (
-    "the test reads or changes the LangGraph saver given to compile() "
-    "(`checkpointer.get_tuple`/`list`/`delete_thread`, or a faulty saver that must "
-    "raise), which from_langgraph replaces on purpose by graphrun's own "
-    "InMemorySaver: the test's saver is never called and stays empty"
-)
 DEBUG_SUBGRAPHS = (
     "stream_mode='debug' around a subgraph node: the checkpoint event's task for the "
     "subgraph has no 'state' (LangGraph gives the subgraph's checkpoint config, as "
@@ -239,7 +233,6 @@ def test_graph_validation_with_command() -> None:
     assert graph.invoke({"foo": ""}) == {"foo": "bar", "bar": "baz"}
 
 
-@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_checkpoint_errors() -> None:
     class FaultyGetCheckpointer(InMemorySaver):
         def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -528,7 +521,6 @@ def test_run_from_checkpoint_id_retains_previous_writes(
     assert _get_tasks(new_history, 2) == _get_tasks(history, 0)
 
 
-@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_pending_writes_resume(
     sync_checkpointer: BaseCheckpointSaver, durability: Durability
 ) -> None:
@@ -1450,7 +1442,6 @@ def test_subgraph_checkpoint_true(
         assert len(checkpoints) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_subgraph_durability_inherited(durability: Durability) -> None:
     sync_checkpointer = InMemorySaver()
 
@@ -1903,7 +1894,6 @@ def test_doubly_nested_graph_interrupts(
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_checkpoint_metadata(sync_checkpointer: BaseCheckpointSaver) -> None:
     """This test verifies that a run's configurable fields are merged with the
     previous checkpoint config for each step in the run.
@@ -2071,7 +2061,6 @@ def test_checkpoint_metadata(sync_checkpointer: BaseCheckpointSaver) -> None:
         assert chkpnt_tuple.metadata["test_config_4"] == "bar"
 
 
-@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_remove_message_via_state_update(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2226,7 +2215,6 @@ def test_enum_node_names():
     assert graph.invoke({"foo": "hello"}) == {"foo": "hello", "bar": "hello!"}
 
 
-@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_debug_retry(sync_checkpointer: BaseCheckpointSaver):
     class State(TypedDict):
         messages: Annotated[list[str], operator.add]
@@ -3162,7 +3150,6 @@ def test_concurrent_execution_thread_safety():
         assert result["counter"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_checkpoint_recovery(
     sync_checkpointer: BaseCheckpointSaver, durability: Durability
 ):
@@ -4775,7 +4762,6 @@ def test_pregel_loop_refcount():
         gc.enable()
 
 
-@pytest.mark.xfail(strict=True, reason=SAVER)
 def test_bulk_state_updates(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:

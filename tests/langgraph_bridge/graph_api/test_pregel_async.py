@@ -79,12 +79,6 @@ SUBGRAPH_IN_NODE = (
     "NodeSpec.calls_graph only looks in native node functions' closures for graphrun "
     "graphs), so get_state(subgraphs=True).tasks[0].state is None"
 )
-TRACER_AND_SAVER = (
-    "no LangChain callback run is reported for the graph (the FakeTracer in "
-    "config['callbacks'] sees 0 runs); later the test reads the LangGraph saver given "
-    "to compile() (`checkpointer.alist`/`aget_tuple`), which from_langgraph replaces "
-    "on purpose by graphrun's own InMemorySaver, so it stays empty"
-)
 
 NEEDS_CONTEXTVARS = pytest.mark.skipif(
     sys.version_info < (3, 11),
@@ -93,7 +87,6 @@ NEEDS_CONTEXTVARS = pytest.mark.skipif(
 
 
 @NEEDS_CONTEXTVARS
-@pytest.mark.xfail(strict=True, reason=TRACER_AND_SAVER)
 async def test_dynamic_interrupt(async_checkpointer: BaseCheckpointSaver) -> None:
     class State(TypedDict):
         my_key: Annotated[str, operator.add]
@@ -245,7 +238,6 @@ async def test_dynamic_interrupt(async_checkpointer: BaseCheckpointSaver) -> Non
 
 
 @NEEDS_CONTEXTVARS
-@pytest.mark.xfail(strict=True, reason=TRACER_AND_SAVER)
 async def test_dynamic_interrupt_subgraph(
     async_checkpointer: BaseCheckpointSaver,
 ) -> None:
