@@ -587,9 +587,10 @@ class CompiledStateGraph(RunnableGraph):
         trace = tracing.start_graph(self._run_name, input, config)
         try:
             run, finish, forward, live = self._nested(input, config, stream_mode)
-            for events in self._steps(run, config, live, trace):
+            heard, tee = _tee(live)
+            for events in self._steps(run, config, tee, trace):
                 forward(events)
-                yield from chunks(events)
+                yield from chunks([*heard(), *events])
             out = finish()
         except BaseException as exc:
             if trace is not None:
@@ -605,9 +606,10 @@ class CompiledStateGraph(RunnableGraph):
         trace = await tracing.astart_graph(self._run_name, input, config)
         try:
             run, finish, forward, live = self._nested(input, config, stream_mode)
-            async for events in self._asteps(run, config, live, trace):
+            heard, tee = _tee(live)
+            async for events in self._asteps(run, config, tee, trace):
                 forward(events)
-                for chunk in chunks(events):
+                for chunk in chunks([*heard(), *events]):
                     yield chunk
             out = finish()
         except BaseException as exc:
@@ -649,19 +651,21 @@ class CompiledStateGraph(RunnableGraph):
         # A subgraph that ran to its end before its task paused is read back, not run
         # again; only a paused one takes the task's answer.
         resuming = saved is not None and (paused or not stateful)
+        asked = frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
         run = Run(self.spec, thread, None if resuming else input, clock=_now,
                   options=RunOptions(
                       checkpoint=pinned, subgraph_checkpoints=ctx.call.subgraph_checkpoints,
                       ns=ns, context=ctx.call.context, durability=ctx.call.durability,
                       null_resume=ctx.take_null_resume() if paused else MISSING,
                       resume_map=ctx.resume_map if resuming else None,
-                      stream_modes=frozenset([stream_mode] if isinstance(stream_mode, str)
-                                             else stream_mode)
+                      stream_modes=asked
                       # 'messages' reach the subgraph's own nodes, so their messages stream
                       # under its namespace (and only with subgraphs=True), as LangGraph's.
                       | ({"messages"} if ctx.call.messages
                          else set()),
-                      messages_v2=ctx.call.messages_v2))
+                      # A caller streaming 'messages' itself gets LangChain's message
+                      # chunks, whatever protocol the node's own caller streams (LangGraph).
+                      messages_v2=ctx.call.messages_v2 and "messages" not in asked))
 
         def finish() -> Any:
             if run.status == "interrupted":  # an interrupt(), or its own breakpoint
@@ -912,6 +916,26 @@ def _json_schema(annotation: Any, title: str) -> dict[str, Any]:
     schema: dict[str, Any] = adapter.json_schema()
     schema.setdefault("title", title)
     return schema
+
+
+def _tee(live: Live | None) -> tuple[Callable[[], list[tuple[Any, ...]]], Live | None]:
+    """For stream() inside a node whose caller streams: what its tasks stream goes to the
+    caller at once and to this stream too. Returns what came since asked, and the tee."""
+    heard: list[tuple[Any, ...]] = []
+
+    def taken() -> list[tuple[Any, ...]]:
+        out = heard[:]  # tasks in other threads may add meanwhile
+        del heard[:len(out)]
+        return out
+
+    if live is None:
+        return taken, None
+
+    def tee(event: tuple[Any, ...]) -> None:
+        heard.append(event)
+        live(event)
+
+    return taken, tee
 
 
 def _modes(stream_mode: Any) -> frozenset[str]:
