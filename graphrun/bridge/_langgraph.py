@@ -35,6 +35,7 @@ INSTALLED = _check()
 from langgraph._internal._constants import (  # noqa: E402
     CONF,
     CONFIG_KEY_NODE_ERROR,
+    CONFIG_KEY_NODE_FINISHED,
     CONFIG_KEY_READ_STATE,
     CONFIG_KEY_RUNTIME,
     CONFIG_KEY_SCRATCHPAD,
@@ -65,6 +66,7 @@ def tool_node_reads_state(node: Any) -> bool:
 __all__ = [
     "CONF",
     "CONFIG_KEY_NODE_ERROR",
+    "CONFIG_KEY_NODE_FINISHED",
     "CONFIG_KEY_READ_STATE",
     "CONFIG_KEY_RUNTIME",
     "CONFIG_KEY_SCRATCHPAD",

@@ -17,6 +17,7 @@ from graphrun import channels as gr_channels
 from graphrun.bridge import _langgraph as private
 from graphrun.bridge import run
 from graphrun.bridge.errors import langgraph_errors
+from graphrun.bridge.run import node_finished
 from graphrun.bridge.saver import LangGraphSaver, saved
 from graphrun.errors import GraphValidationError
 from graphrun.graph import StateGraph
@@ -67,17 +68,22 @@ class BridgedGraph(CompiledStateGraph):
             ledger.config = config or {}
         return thread
 
-    def _execute(self, call: Any, run: Any, *args: Any, **kwargs: Any) -> Any:
-        result = super()._execute(call, run, *args, **kwargs)
-        if (ledger := saved(run.thread)) is not None:
-            ledger.task_done(call, result)
+    def _execute(self, call: Any, run: Any, config: Any, *args: Any, **kwargs: Any) -> Any:
+        result = super()._execute(call, run, config, *args, **kwargs)
+        self._task_done(call, run, config, result)
         return result
 
-    async def _aexecute(self, call: Any, run: Any, *args: Any, **kwargs: Any) -> Any:
-        result = await super()._aexecute(call, run, *args, **kwargs)
+    async def _aexecute(self, call: Any, run: Any, config: Any, *args: Any, **kwargs: Any
+                        ) -> Any:
+        result = await super()._aexecute(call, run, config, *args, **kwargs)
+        self._task_done(call, run, config, result)
+        return result
+
+    @staticmethod
+    def _task_done(call: Any, run: Any, config: Any, result: Any) -> None:
         if (ledger := saved(run.thread)) is not None:
             ledger.task_done(call, result)
-        return result
+        node_finished(config, call.task.name, result)
 
     def _steps(self, run: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
         ledger = saved(run.thread)

@@ -144,11 +144,6 @@ pytestmark = pytest.mark.anyio
 logger = logging.getLogger(__name__)
 
 # graphrun: why a test fails through the bridge (strict xfail).
-NODE_FINISHED = (
-    "the bridge never calls LangGraph's private config callback "
-    "CONFIG_KEY_NODE_FINISHED ('__pregel_node_finished') when a node finishes, so "
-    "`nodes` stays []; every other assertion passes"
-)
 SUBGRAPH_IN_NODE = (
     "a LangGraph subgraph called from a node's code (`subgraph.invoke(...)`, "
     "compile(checkpointer=True)) is not found by from_langgraph (graphrun's "
@@ -1788,7 +1783,6 @@ def test_nested_graph_interrupts_parallel(
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=NODE_FINISHED)
 def test_doubly_nested_graph_interrupts(
     sync_checkpointer: BaseCheckpointSaver, durability: Durability
 ) -> None:

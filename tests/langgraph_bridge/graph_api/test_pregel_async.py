@@ -68,11 +68,6 @@ logger = logging.getLogger(__name__)
 pytestmark = pytest.mark.anyio
 
 # graphrun: why a test fails through the bridge (strict xfail).
-NODE_FINISHED = (
-    "the bridge never calls LangGraph's private config callback "
-    "CONFIG_KEY_NODE_FINISHED ('__pregel_node_finished') when a node finishes, so "
-    "`nodes` stays []; every other assertion passes"
-)
 SUBGRAPH_IN_NODE = (
     "a LangGraph subgraph called from a node's code (`subgraph.invoke(...)`, "
     "compile(checkpointer=True)) is not found by from_langgraph (graphrun's "
@@ -1111,7 +1106,6 @@ async def test_nested_graph_interrupts_parallel(
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=NODE_FINISHED)
 async def test_doubly_nested_graph_interrupts(
     async_checkpointer: BaseCheckpointSaver, durability: Durability
 ) -> None:
