@@ -69,10 +69,13 @@ pytestmark = pytest.mark.anyio
 
 # graphrun: why a test fails through the bridge (strict xfail).
 SUBGRAPH_IN_NODE = (
-    "a LangGraph subgraph called from a node's code (`subgraph.invoke(...)`, "
-    "compile(checkpointer=True)) is not found by from_langgraph (graphrun's "
-    "NodeSpec.calls_graph only looks in native node functions' closures for graphrun "
-    "graphs), so get_state(subgraphs=True).tasks[0].state is None"
+    "a LangGraph graph that a node's own code invokes (`subgraph.invoke(...)`) runs on "
+    "LangGraph, nested in the graphrun task (its chunks stream into the task's), not as "
+    "a graphrun subgraph, so the bridge has no state of it to show: "
+    "get_state(subgraphs=True).tasks[0].state is None (here the test's routing happens "
+    "to run it on graphrun, which from_langgraph cannot see; outside the tests a "
+    "compile(checkpointer=True) graph so invoked finds no LangGraph parent checkpointer "
+    "in the task's config and raises)"
 )
 
 NEEDS_CONTEXTVARS = pytest.mark.skipif(
