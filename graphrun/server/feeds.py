@@ -352,6 +352,7 @@ class Feed:
             paused = await pending_interrupts(self.server, self.thread_id)
             records = await runs.run_records(self.server, self.thread_id) if paused else []
             origin = await self.owner.origin(self.thread_id, self.wf_run or "")
+            graph = (await self._graph()).name if paused else ""
         except Exception:  # no worker answers: the questions come with the next run
             log.warning("thread %s: its interrupts could not be read", self.thread_id,
                         exc_info=True)
@@ -359,8 +360,9 @@ class Feed:
         if not paused or {i.id for i in paused} == self.asked:
             return
         rid = records[-1]["run_id"] if records else "paused"
-        out: Out = [("lifecycle", (), {"event": "started"}),
-                    *self._closing(RunEvents(""), "interrupted", None, paused)]
+        named = {"graph_name": graph} if graph else {}
+        out: Out = [("lifecycle", (), {"event": "started", **named}),
+                    *self._closing(RunEvents(graph), "interrupted", None, paused)]
         first = origin.seq(max(end, origin.first), 0) - len(out)
         self.latest, self.latest_first = rid, first
         self.ended.add(rid)

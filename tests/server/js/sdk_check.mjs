@@ -207,6 +207,50 @@ const checks = {
     return { events, final_values: state.values };
   },
 
+  // The v3 protocol's state, agent and input commands, through a ThreadStream: on a
+  // purchase paused at its question, then on the agent given a message by input.inject.
+  async v3_thread_commands() {
+    const tid = await newThread("purchase");
+    await client.runs.wait(tid, "purchase", { input: PURCHASE });
+    const thread = client.threads.stream(tid, { assistantId: "purchase" });
+    try {
+      const tree = await thread.agent.getTree();
+      const state = await thread.state.get({ namespace: [], keys: ["status"] });
+      const listed = await thread.state.listCheckpoints({ limit: 2 });
+      const older = await thread.state.listCheckpoints({ before: listed.checkpoints[0].id });
+      const forked = await thread.state.fork({ checkpoint_id: listed.checkpoints[1].id });
+      await client.runs.join(tid, forked.run_id);
+      const refused = await failure(thread.input.inject({
+        namespace: [], message: { role: "user", content: "hi" } }));
+      const missing = await failure(thread.state.fork({ checkpoint_id: "nope" }));
+      return { tree, state, listed, older, forked_thread: forked.thread_id === tid,
+               forked_run: typeof forked.run_id, refused, missing };
+    } finally {
+      await thread.close();
+    }
+  },
+
+  async v3_input_inject() {
+    const tid = await newThread("agent");
+    await client.runs.wait(tid, "agent", {
+      input: { messages: [{ role: "user", content: "Hello" }] } });
+    const thread = client.threads.stream(tid, { assistantId: "agent" });
+    try {
+      const answer = await thread.input.inject({ namespace: [], message: {
+        role: "user", content: "Pay INV-7 from ACME, 1200 EUR" } });
+      let status = null;
+      for (let i = 0; i < 200 && status !== "interrupted"; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        status = (await client.threads.get(tid)).status;
+      }
+      const state = await client.threads.getState(tid);
+      return { answer: answer ?? null, status,
+               messages: state.values.messages.map((m) => [m.type, m.content]) };
+    } finally {
+      await thread.close();
+    }
+  },
+
   // On "errand" (a node that takes a few seconds), a background run is still running
   // when the next call comes: cancelled with wait, it ends "interrupted".
   async background_cancel() {

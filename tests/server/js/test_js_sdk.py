@@ -170,6 +170,30 @@ def test_agent_approval(report: dict[str, Any]) -> None:
     assert c["last"]["content"].endswith("Paid INV-7: 1200.00 EUR")
 
 
+def test_v3_thread_commands(report: dict[str, Any]) -> None:
+    """ThreadStream's agent.getTree, state.get, state.listCheckpoints and state.fork."""
+    c = check(report, "v3_thread_commands")
+    assert c["tree"] == {"tree": {"namespace": [], "status": "interrupted",
+                                  "graph_name": "purchase"}}
+    assert c["state"]["values"] == {"status": "pending"}
+    listed = c["listed"]["checkpoints"]
+    assert [(x["step"], x["metadata"]["source"]) for x in listed] == [(0, "loop"),
+                                                                       (-1, "input")]
+    assert c["state"]["checkpoint"]["id"] == listed[0]["id"]
+    assert listed[0]["node_name"] == "__start__" and "node_name" not in listed[1]
+    assert [x["id"] for x in c["older"]["checkpoints"]] == [listed[1]["id"]]
+    assert c["forked_thread"] and c["forked_run"] == "string"
+    assert "input.respond" in c["refused"]["message"]  # waits at its question
+    assert "no checkpoint 'nope'" in c["missing"]["message"]
+
+
+def test_v3_input_inject(report: dict[str, Any]) -> None:
+    c = check(report, "v3_input_inject")
+    assert c["status"] == "interrupted"  # the agent asks before paying
+    assert c["messages"][:3] == [["human", "Hello"], ["ai", "Which invoice should I pay?"],
+                                 ["human", "Pay INV-7 from ACME, 1200 EUR"]]
+
+
 # --- Background runs: expected to fail until they land (strict). ---
 
 
