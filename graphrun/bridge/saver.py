@@ -119,7 +119,10 @@ class Ledger:
         self.put: set[tuple[str, str]] = set()  # (ns, checkpoint id)
         self.blobs: set[tuple[str, str, Any]] = set()  # (ns, channel, saver version)
         self.written: dict[tuple[str, str, str], Any] = {}  # (ns, checkpoint, task): sig
-        self.versions: dict[int, Any] = {}  # graphrun's version -> the saver's
+        # graphrun's version number -> the saver's: as read back, by namespace and
+        # channel (LangGraph's own differ by channel), and as made here (one per number).
+        self.read_versions: dict[tuple[str, str, int], Any] = {}
+        self.versions: dict[int, Any] = {}
         self.synced: str | None = None  # the root's last checkpoint at the last sync
         self.lock = threading.RLock()
 
@@ -173,7 +176,7 @@ class Ledger:
 
     def _put(self, ns: str, c: Checkpoint, parent: Checkpoint | None,
              parents: Mapping[str, str], key: str | None) -> None:
-        versions = {ch: self._version(v) for ch, v in c.channel_versions.items()}
+        versions = {ch: self._version(ns, ch, v) for ch, v in c.channel_versions.items()}
         untracked = _untracked(_spec_at(self.spec, ns))
         values = {ch: _tracked(to_langgraph(v), untracked) if ch == TASKS else to_langgraph(v)
                   for ch, v in c.channel_values.items()
@@ -182,8 +185,9 @@ class Ledger:
         checkpoint = {
             "v": 4, "id": c.id, "ts": c.created_at, "channel_values": values,
             "channel_versions": versions,
-            "versions_seen": {INPUT: {}, **{n: {ch: self._version(v) for ch, v in seen.items()}
-                                            for n, seen in c.versions_seen.items()}},
+            "versions_seen": {INPUT: {}, **{
+                n: {ch: self._version(ns, ch, v) for ch, v in seen.items()}
+                for n, seen in c.versions_seen.items()}},
             # those written in the step (a consumed trigger has a new version, no value)
             "updated_channels": sorted(ch for ch, v in c.channel_versions.items()
                                        if ch in values and before.get(ch) != v),
@@ -230,8 +234,10 @@ class Ledger:
             target["metadata"] = self.config["metadata"]
         return target
 
-    def _version(self, v: int) -> Any:
+    def _version(self, ns: str, channel: str, v: int) -> Any:
         """graphrun's version number in the saver's format (its next after v - 1)."""
+        if (ns, channel, v) in self.read_versions:
+            return self.read_versions[(ns, channel, v)]
         if v not in self.versions:
             self.versions[v] = self.saver.get_next_version(v - 1 if v > 1 else None, None)
         return self.versions[v]
@@ -330,7 +336,10 @@ def _checkpoint(t: Any, ledger: Ledger, ns: str) -> Checkpoint:
     ledger.put.add((ns, cp["id"]))
     for ch, v in cp["channel_versions"].items():
         ledger.blobs.add((ns, ch, v))
-        ledger.versions.setdefault(_number(v), v)
+        ledger.read_versions[(ns, ch, _number(v))] = v
+    for seen in cp.get("versions_seen", {}).values():
+        for ch, v in seen.items():
+            ledger.read_versions.setdefault((ns, ch, _number(v)), v)
     return Checkpoint(
         id=cp["id"], step=t.metadata.get("step", -1), source=t.metadata.get("source", "loop"),
         channel_values=to_graphrun(dict(cp.get("channel_values") or {})),
