@@ -2,8 +2,9 @@
 
 A call is a task of its own in the caller's step. Its id comes from the caller's id and
 the call's position, so a caller that runs again (on resume, or on Temporal after each
-round of calls) makes the same calls under the same ids and gets their saved outcomes
-back instead of running them again.
+round of calls) makes the same calls under the same ids and gets the results of those that
+finished back instead of running them again (a call kept from the checkpoint streams its
+start, as LangGraph's does). One that was interrupted or failed before this run runs again.
 
 How a call without a saved outcome runs depends on the driver:
 - in-process (inline): at once, in a thread (or a task of the running loop for an async
@@ -74,7 +75,10 @@ def call_task(name: str, fn: Callable[..., Any], args: tuple[Any, ...],
     idx, ctx.call_counter = ctx.call_counter, ctx.call_counter + 1
     call = _call(ctx, name, idx, timeout)
     saved: PendingTask | None = ctx.calls.get(call.id)
-    if saved is not None and saved.status != "interrupted":
+    if saved is not None and _stands(ctx, call, saved):
+        if ctx.call.fresh_calls is not None and call.id not in ctx.call.fresh_calls:
+            # Kept from the checkpoint: it starts, and gives its saved result (LangGraph).
+            _task_chunk(ctx, {"input": (args, kwargs), "triggers": call.triggers}, call)
         return TaskFuture(call, outcome=saved)
     if ctx.target:  # Temporal: this run is for one call
         if ctx.target[0] != call.id:
@@ -89,8 +93,6 @@ def call_task(name: str, fn: Callable[..., Any], args: tuple[Any, ...],
         raise TargetReached(run, arun)
     if ctx.inline_calls:
         return _start(ctx, call, saved, fn, args, kwargs, retry, policy)
-    if saved is not None and not _answered(ctx, call, saved):
-        return TaskFuture(call, outcome=saved)  # still waiting for its answer
     ctx.awaiting.append(call)
     return TaskFuture(call, ctx=ctx)
 
@@ -104,6 +106,18 @@ def _call(ctx: TaskContext, name: str, idx: int, timeout: TimeoutPolicy | None =
     return Task(id=cid, name=name, path=(PUSH, idx, caller.id), triggers=(PUSH,),
                 input=None, ns=f"{prefix}{name}{NS_END}{cid}", step=caller.step,
                 timeout=timeout.to_data() if timeout is not None else None)
+
+
+def _stands(ctx: TaskContext, call: Task, saved: PendingTask) -> bool:
+    """Whether a call's saved outcome is its result. One this run made stands; of those
+    on the checkpoint, a call that finished stands, and one that was interrupted or
+    failed runs again, answered or not, as LangGraph's does (its answer may be for a
+    call it made in turn, and what it did before interrupt() is done again)."""
+    fresh = ctx.call.fresh_calls
+    if fresh is None:  # an older workflow's call: it ran again once answered
+        return saved.status != "interrupted" or (
+            not ctx.inline_calls and not _answered(ctx, call, saved))
+    return saved.status == "done" or call.id in fresh
 
 
 def _answered(ctx: TaskContext, call: Task, saved: PendingTask) -> bool:
@@ -126,7 +140,8 @@ def _context(ctx: TaskContext, call: Task, saved: PendingTask | None) -> TaskCon
     tc = TaskCall(task=call, resume=resume, context=ctx.call.context,
                   messages=ctx.call.messages, debug=ctx.call.debug,
                   checkpoint_id=ctx.call.checkpoint_id,
-                  durability=ctx.call.durability, calls=dict(ctx.calls))
+                  durability=ctx.call.durability, calls=dict(ctx.calls),
+                  fresh_calls=ctx.call.fresh_calls)
     inline = not ctx.target
     return TaskContext(
         graph=ctx.graph, call=tc, config=task_config(tc, ctx.config), resume=resume,
@@ -404,9 +419,10 @@ def _record(c: TaskContext, result: TaskResult) -> TaskResult:
     return result
 
 
-def _task_chunk(c: TaskContext, payload: dict[str, Any]) -> None:
-    """A call's 'tasks' chunk (its start, or its result), and its 'debug' chunk."""
-    t = c.call.task
+def _task_chunk(c: TaskContext, payload: dict[str, Any], call: Task | None = None) -> None:
+    """A call's 'tasks' chunk (its start, or its result), and its 'debug' chunk: the
+    call `c` runs, or `call`, made in `c`."""
+    t = call or c.call.task
     payload = {"id": t.id, "name": t.name, **payload}
     c.sub_event(("tasks", payload))
     if c.call.debug:

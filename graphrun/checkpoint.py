@@ -140,6 +140,9 @@ class TaskCall:
     durability: str | None = None  # the run's; a subgraph the task runs keeps it too
     # Outcomes of the @task calls the step's tasks made so far, by call id (graphrun.calls).
     calls: dict[str, PendingTask] = field(default_factory=dict)
+    # Those of `calls` this run made. The others come from the checkpoint, where a call
+    # that was interrupted or failed runs again (LangGraph). None: an older workflow's.
+    fresh_calls: list[str] | None = None
     # Run only this call: the call ids from the task down to it (Temporal runs each call
     # as its own activity, by running its caller again down to it).
     target: list[str] = field(default_factory=list)

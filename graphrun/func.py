@@ -17,7 +17,8 @@ input and what the thread saved last time (`previous`), and writes the return va
 (the same value, or `entrypoint.final(value=..., save=...)`). Calling a task returns a
 future; each call is a task of its own in the entrypoint's step, and its outcome is kept
 until the step ends, so a resumed entrypoint gets finished calls back without running
-them again (see `graphrun.calls`).
+them again, calls made inside calls included; a call that was interrupted or failed runs
+again, as in LangGraph (see `graphrun.calls`).
 
 The rule (LangGraph's, and on Temporal it matters more): the entrypoint's body runs
 again on resume, and on Temporal once more after each round of task calls, so its
@@ -49,7 +50,7 @@ from graphrun.graph import (
 )
 from graphrun.local import CompiledStateGraph
 from graphrun.spec import ROOT, GraphSpec, NodeSpec, declared_types
-from graphrun.types import START, TASKS, RetryPolicy, TimeoutPolicy
+from graphrun.types import END, START, TASKS, RetryPolicy, TimeoutPolicy
 
 __all__ = ["entrypoint", "task"]
 
@@ -220,6 +221,11 @@ class EntrypointSpec(GraphSpec):
 
     def shown_input(self, task: Any) -> Any:
         return task.input.get(START) if isinstance(task.input, dict) else task.input
+
+    def shown_result(self, writes: Sequence[tuple[str, Any]]) -> dict[str, Any] | None:
+        # LangGraph's entrypoint writes what it returns to END, even None.
+        returned = [v for c, v in writes if c == ROOT]
+        return {END: returned[-1]} if returned else {}
 
     def traced_input(self, task: Any) -> Any:
         """The node's input as its run shows it (graphrun.callbacks): the entrypoint's."""

@@ -68,6 +68,7 @@ class NodeCall(_Wire):
     stream_to: str = ""  # publish what the node streams live (graphrun.stream)
     calls: dict[str, Any] = {}  # outcomes of the step's @task calls so far, typed JSON
     target: list[str] = []  # run the task down to this @task call, and run that call
+    fresh_calls: list[str] | None = None  # TaskCall.fresh_calls (None: an older workflow)
     remaining_steps: int | None = None  # for graphs whose nodes read it (GraphSpec.counts_steps)
     state_by_query: bool = False  # a Send task's state: ask the workflow (task_state query)
     # Publish the task's callback events live (graphrun.relay): "runs", or "stream" for
@@ -106,7 +107,7 @@ def node_call(call: TaskCall, task: dict[str, Any], *, counts_steps: bool,
         has_null_resume=call.null_resume is not MISSING, nested=serde.dumps(call.nested),
         context=serde.dumps(call.context), messages=call.messages,
         messages_v2=call.messages_v2, debug=call.debug, checkpoint_id=call.checkpoint_id,
-        calls=serde.dumps(call.calls), target=call.target,
+        calls=serde.dumps(call.calls), target=call.target, fresh_calls=call.fresh_calls,
         subgraph_checkpoints=call.subgraph_checkpoints,
         remaining_steps=call.remaining_steps if counts_steps else None, **where)
 
@@ -123,6 +124,7 @@ def task_call(call: NodeCall, task: Task, types: DeclaredTypes, *, attempt: int,
         checkpoint_id=call.checkpoint_id, attempt=attempt,
         first_attempt_time=first_attempt_time, calls=serde.loads(call.calls, types),
         target=list(call.target), subgraph_checkpoints=dict(call.subgraph_checkpoints),
+        fresh_calls=None if call.fresh_calls is None else list(call.fresh_calls),
         remaining_steps=25 if call.remaining_steps is None else call.remaining_steps)
 
 

@@ -278,6 +278,11 @@ class GraphSpec:
         """A task's input as the 'tasks' stream shows it."""
         return task.input
 
+    def shown_result(self, writes: Sequence[tuple[str, Any]]) -> dict[str, Any] | None:
+        """A task's result as the 'tasks' stream shows it, for a graph that shows it its
+        own way; None: its writes to state keys (engine.task_result)."""
+        return None
+
     @property
     def read_keys(self) -> tuple[str, ...]:
         """The channels a node's task reads (an @entrypoint's reads its input)."""

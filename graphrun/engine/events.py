@@ -12,7 +12,7 @@ from typing import Any
 from graphrun.channels import Channel
 from graphrun.checkpoint import Checkpoint, Task, TaskResult, Write
 from graphrun.spec import GraphSpec
-from graphrun.types import INTERRUPT, RETURN, TaskError
+from graphrun.types import INTERRUPT, RETURN, PendingTask, TaskError
 
 from .planning import read_values, task_result
 
@@ -35,6 +35,10 @@ class StreamEvents:
         self.modes = modes
         self.clock = clock
         self._emitted: set[str] = set()  # checkpoints already streamed
+        # durability="exit": LangGraph shows each checkpoint of the run with the parent of
+        # the one it started from (it saves none in between).
+        self.exiting = False
+        self.exit_parent: str | None = None
 
     def breakpoint(self) -> list[Event]:
         # A breakpoint shows as an empty interrupt at the root only (LangGraph: a
@@ -70,7 +74,7 @@ class StreamEvents:
             # came back (on Temporal).
             "error": (r.exception if r.exception is not None else
                       TaskError(r.error["type"], r.error["message"])) if r.error else None,
-            "result": task_result(self.graph, r.writes) or {},
+            "result": _shown_result(self.graph, r.writes),
             "interrupts": [{"value": i.value, "id": i.id} for i in r.interrupts]}, ckpt)
 
     def call_finished(self, call: Task, r: TaskResult) -> list[Event]:
@@ -111,18 +115,39 @@ class StreamEvents:
 
         payload = {
             "config": config(ckpt.id),
-            "parent_config": config(ckpt.parent_id) if ckpt.parent_id else None,
+            "parent_config": config(parent) if (parent := self._parent_of(ckpt)) else None,
             "values": self.graph.present(read_values(channels, self.graph.state_keys)),
             "metadata": {"source": ckpt.source, "step": ckpt.step, "parents": {}},
             "next": [t.name for t in tasks],
-            "tasks": [{"id": t.id, "name": t.name, "interrupts": (), "state": None}
-                      for t in tasks]}
+            "tasks": [self._pending_task(t, ckpt.pending.get(t.id)) for t in tasks]}
         if "checkpoints" in modes:
             out.append(("checkpoints", payload))
         if "debug" in modes:
             out.append(("debug", {"step": ckpt.step, "timestamp": ckpt.created_at,
                                   "type": "checkpoint", "payload": payload}))
         return out
+
+
+    def _parent_of(self, ckpt: Checkpoint) -> str | None:
+        return self.exit_parent if self.exiting else ckpt.parent_id
+
+    def _pending_task(self, t: Task, p: PendingTask | None) -> dict[str, Any]:
+        """A checkpoint's next task as LangGraph shows it: with its error, its result or
+        the interrupts it waits on (a run resumed from the checkpoint shows them)."""
+        if p is not None and p.status == "failed":
+            err = p.error or {}
+            return {"id": t.id, "name": t.name, "state": None,
+                    "error": TaskError(err.get("type", "Exception"), err.get("message", ""))}
+        result = task_result(self.graph, p.writes) if p and p.status == "done" else None
+        interrupts = tuple({"id": i.id, "value": i.value} for i in p.interrupts) if (
+            p and p.status == "interrupted") else ()
+        return {"id": t.id, "name": t.name, **({"result": result} if result else {}),
+                "interrupts": interrupts, "state": None}
+
+
+def _shown_result(graph: GraphSpec, writes: Sequence[Write]) -> Any:
+    shown = graph.shown_result(writes)
+    return shown if shown is not None else task_result(graph, writes) or {}
 
 
 def _cached(r: TaskResult) -> dict[str, Any]:

@@ -124,6 +124,9 @@ class Run:
         # Work on a copy of the head; it replaces the head only once the run commits or
         # pauses, so a refused input (a bad answer, say) leaves the thread untouched.
         self._base = base
+        if o.durability == "exit":
+            self._stream.exiting = True
+            self._stream.exit_parent = base.parent_id if base is not None else None
         self.ckpt: Checkpoint | None = None
         if base is not None:
             self.ckpt, self.channels = resolve_checkpoint(graph, working_copy(base))
@@ -314,7 +317,8 @@ class Run:
                         messages_v2=self.options.messages_v2,
                         debug="debug" in self.options.stream_modes,
                         checkpoint_id=self.ckpt.id, durability=self.options.durability,
-                        calls=calls, remaining_steps=self.recursion_limit - self.steps,
+                        calls=calls, fresh_calls=list(self._calls.results),
+                        remaining_steps=self.recursion_limit - self.steps,
                         subgraph_checkpoints=dict(self.subgraph_checkpoints))
 
     def keep_finished(self) -> None:

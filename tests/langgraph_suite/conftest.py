@@ -39,7 +39,7 @@ def _on_temporal(metafunc: pytest.Metafunc) -> bool:
     module = metafunc.module.__name__.rsplit(".", 1)[-1]
     name = metafunc.function.__name__
     return module in ON_TEMPORAL_MODULES or (
-        module in ("test_pregel", "test_pregel_async")
+        module in ("test_pregel", "test_pregel_async", "test_pydantic")
         and any(w in name for w in ON_TEMPORAL_WORDS)) or (
         module in ("test_pregel_functional", "test_pregel_async_functional"))
 
@@ -95,6 +95,9 @@ ON_TEMPORAL_DIFFERS = {
         "asserts a FakeTracer's runs: on Temporal each @task call runs in an activity of "
         "its own, and its relayed run names a caller-task run the caller never saw, so "
         "the tracer sees each call as a root run (one root expected, three seen)"),
+    "test_pregel_functional::test_falsy_return_from_task": (
+        "streams with durability='exit': on Temporal the history keeps every step, so the "
+        "resumed run's last checkpoint chunk has a parent_config"),
     "test_parent_command": (
         "passes durability='exit' to invoke: on Temporal the history keeps every step, so "
         "the final snapshot has a parent_config"),

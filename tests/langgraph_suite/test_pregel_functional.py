@@ -294,10 +294,6 @@ def test_interrupt_task_functional(
     assert graph.invoke(Command(resume="baz"), config) == {"a": "foobarbaz"}
 
 
-@pytest.mark.xfail(strict=True, reason="debug chunks on resume differ: graphrun shows no "
-                   "'task' chunk for a call whose result was kept, no pending interrupts in "
-                   "the checkpoint chunk's tasks, and the entrypoint's result as {} where "
-                   "LangGraph shows {'__end__': None}")
 def test_falsy_return_from_task(sync_checkpointer: BaseCheckpointSaver):
     """Test with a falsy return from a task."""
 

@@ -2,7 +2,7 @@
 
 Upstream: langchain-ai/langgraph, commit f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f.
 Imports switched to graphrun; bodies as upstream. Not ported (see README.md):
-the private `is_supported_by_pydantic` and the functional API (entrypoint/task).
+the private `is_supported_by_pydantic`.
 """
 
 import datetime
@@ -27,7 +27,11 @@ from pydantic import (
     model_validator,
 )
 
-from graphrun import END, START, StateGraph
+from graphrun import END, START, Command, InMemorySaver, Interrupt, StateGraph, interrupt
+from graphrun.func import entrypoint, task
+from tests.langgraph_suite.any_str import AnyStr
+
+BaseCheckpointSaver = InMemorySaver  # graphrun: upstream's annotation, graphrun's saver
 
 
 def test_nested_pydantic_models() -> None:
@@ -285,3 +289,47 @@ def test_pydantic_state_field_validator():
     g = builder.compile()
     res = g.invoke(input_state)
     assert res["text"] == "Hello, Validated John!"
+
+
+class FunctionalState(BaseModel):
+    a: str
+    b: str | None = None
+
+
+def test_interrupt_functional_pydantic(sync_checkpointer: BaseCheckpointSaver) -> None:
+    called_count = 0
+
+    @task
+    def foo(state: FunctionalState) -> FunctionalState:
+        nonlocal called_count
+        called_count += 1
+        return FunctionalState(**{"a": state.a + "foo"})
+
+    @task
+    def bar(state: FunctionalState) -> dict:
+        return {"a": state.a + "bar", "b": state.b}
+
+    @entrypoint(checkpointer=sync_checkpointer)
+    def graph(inputs: FunctionalState) -> FunctionalState:
+        fut_foo = foo(inputs)
+        value = interrupt("Provide value for bar:")
+        foo_res = fut_foo.result()
+        assert isinstance(foo_res, FunctionalState)
+        bar_input = FunctionalState(a=foo_res.a, b=value)
+        fut_bar = bar(bar_input)
+        return fut_bar.result()
+
+    config = {"configurable": {"thread_id": "1"}}
+    # First run, interrupted at bar
+    assert graph.invoke(FunctionalState(a=""), config) == {
+        "__interrupt__": [
+            Interrupt(
+                value="Provide value for bar:",
+                id=AnyStr(),
+            )
+        ]
+    }
+    # Resume with an answer
+    res = graph.invoke(Command(resume="bar"), config)
+    assert res == {"a": "foobar", "b": "bar"}
+    assert called_count == 1
