@@ -7,7 +7,9 @@ Each channel class is both a spec (built once at compile time) and, through
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +25,23 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
+
+# True while a merge is only looked at (a routing function's view, a paused step's state
+# with its finished tasks' writes, a query): a reducer must not change the writes then.
+# graphrun.messages sets a missing message id in place, as LangGraph's add_messages does,
+# only at merges the thread keeps.
+VIEWING: contextvars.ContextVar[bool] = contextvars.ContextVar("graphrun_viewing",
+                                                               default=False)
+
+
+@contextlib.contextmanager
+def viewing() -> Iterator[None]:
+    """Merges made in this block are views (see VIEWING)."""
+    token = VIEWING.set(True)
+    try:
+        yield
+    finally:
+        VIEWING.reset(token)
 
 
 class Channel:

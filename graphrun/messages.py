@@ -10,30 +10,33 @@ drops everything before it; `add_messages(format="langchain-openai")` returns a
 reducer that also converts the merged list to OpenAI's content format (this needs
 langchain-core>=0.3.11; older versions raise ImportError where upstream warns).
 Install with `pip install 'graphrun[messages]'`. `MessageGraph` (deprecated
-upstream, whose whole state is a list) and `push_message` are not provided.
+upstream, whose whole state is a list) is not provided.
 
-Ids: upstream gives a message without an id `str(uuid.uuid4())`. Reducers run
-inside the Temporal workflow and again on every replay, where a random id would
-differ from the first run's (and a later `RemoveMessage` naming it would fail).
-`workflow.uuid4()` is no answer either: reducers also run in queries (`get_state`
-applies pending writes), where workflow randomness is refused, and in the node
-activities (routing sees the node's writes merged). So the id is an xxh3-128
-digest, formatted as a UUID with the version 4 bits set, of:
-  - the thread: in-process its thread id (set by the driver for its runs, `get_state`
-    and `update_state`), on Temporal its workflow id (in the workflow, its queries and
-    its activities alike; the thread id unless the client sets an id prefix), so equal
-    conversations in two threads get different ids (as LangGraph's random ones do);
-  - the ids of the messages before it (all of `left` for a message of `right`);
-  - its index, its type and its fields (`model_dump()` as JSON).
-The same merge gives the same ids wherever and however often it runs, and a new
-message never takes the id of one in the list. Called outside a graph (or in a run
-without a thread id), no thread is mixed in. Values in a message that are not JSON
-count by their type name only.
+Ids: upstream gives a message without an id `str(uuid.uuid4())`, set on the message
+object itself. graphrun sets it in place too, but the id is never random: reducers run
+inside the Temporal workflow and again on every replay, where a random id would differ
+from the first run's (and a later `RemoveMessage` naming it would fail). So an id is an
+xxh3-128 digest, formatted as a UUID with the version 4 bits set, of the thread (on
+Temporal its workflow id, in its workflow, queries and activities alike; in-process the
+thread id the driver runs, reads or updates) and of where the message comes from:
+  - a node's message: the task's id (unique per thread and step) and the message's place
+    among the task's writes. The runner sets it when the node returns, before its routing
+    functions look at the state (`stamp_writes`), so the routing view, the 'updates'
+    chunk, a paused step's pending writes and the state all show the id the state keeps
+    (LangGraph's own routing view sets it in place just as early);
+  - any other (the graph's input, `update_state`, `Command(update=...)`, a call outside
+    a graph): what `add_messages` merges it after (the ids of `left`), its index, its
+    type and its fields (`model_dump()` as JSON; a value that is not JSON by its type name).
+The same merge gives the same ids wherever and however often it runs, and a new message
+never takes the id of one in the list. Called outside a graph (or in a run without a
+thread id), no thread is mixed in. (With the 'messages' stream mode, a node's message
+streamed without an id gets a random one first, as in LangGraph; on Temporal the
+activity's result records it.)
 
-Upstream sets the id on the caller's message object; here the message is copied.
-graphrun also merges writes in scratch (a routing function's view of the state,
-`get_state` of a paused step), and an id set there in place would stick to the
-write, so identical messages of two parallel nodes would get one id.
+`add_messages` sets the id on the caller's message object (as upstream does, so an
+invoke's input shows it afterwards), except in merges graphrun only looks at
+(`graphrun.channels.VIEWING`: a routing function's view, a paused step's state, a query):
+there it gives the state a copy, so looking at a thread never changes it.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from __future__ import annotations
 import json
 import sys
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Annotated, Any, Literal, cast, overload
 
@@ -63,11 +66,12 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
     ) from exc
 from typing_extensions import TypedDict
 
+from graphrun.channels import VIEWING
 from graphrun.runtime import MERGING_THREAD
 from graphrun.task import current_task
 
 __all__ = ("REMOVE_ALL_MESSAGES", "AnyMessage", "MessagesState", "add_messages",
-           "push_message")
+           "push_message", "stamp_writes")
 
 Messages = list[MessageLikeRepresentation] | MessageLikeRepresentation
 Reducer = Callable[[Messages, Messages], list[BaseMessage]]
@@ -180,20 +184,49 @@ def _format_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
 # -- deterministic ids ----------------------------------------------------------------
 def _fill_ids(left: list[BaseMessage], right: list[BaseMessage]) -> None:
     """Give every message without an id one (see the module docstring): a hash of the
-    thread, the ids before it, its index and its fields. The message is copied, never
-    changed in place."""
+    thread, the ids before it, its index and its fields. Set in place, except in a view."""
     if all(m.id is not None for m in (*left, *right)):
         return
+    in_place = not VIEWING.get()
     context = xxhash.xxh3_128(_thread_salt())
     for i, m in enumerate(left):
         mid = m.id
         if mid is None:
             mid = _new_id(context, i, m)
-            left[i] = m.model_copy(update={"id": mid})
+            left[i] = _with_id(m, mid, in_place)
         context.update(b"\0" + mid.encode())
     for i, m in enumerate(right):  # every new message sees the whole left side
         if m.id is None:
-            right[i] = m.model_copy(update={"id": _new_id(context, i, m)})
+            right[i] = _with_id(m, _new_id(context, i, m), in_place)
+
+
+def _with_id(m: BaseMessage, mid: str, in_place: bool) -> BaseMessage:
+    if in_place:
+        m.id = mid
+        return m
+    return m.model_copy(update={"id": mid})
+
+
+def is_reducer(fn: Any) -> bool:
+    """Whether a channel's reducer is `add_messages` (in any format)."""
+    return fn is add_messages or getattr(fn, "func", None) is _add_messages
+
+
+def stamp_writes(channels: Mapping[str, Any], writes: Sequence[tuple[str, Any]],
+                 task_id: str) -> None:
+    """Give the messages a task writes to an `add_messages` channel their ids, in place:
+    a hash of the thread, the task id and the message's place among the writes. Only
+    message objects: a dict or tuple becomes a new message at each merge."""
+    salt = None
+    for w, (chan, value) in enumerate(writes):
+        if not is_reducer(getattr(channels.get(chan), "reducer", None)):
+            continue
+        items = value if isinstance(value, list) else [value]
+        for i, m in enumerate(items):
+            if isinstance(m, BaseMessage) and m.id is None:
+                salt = _thread_salt() if salt is None else salt
+                digest = xxhash.xxh3_128_digest(salt + f"\0{task_id}\0{w}\0{i}".encode())
+                m.id = str(uuid.UUID(bytes=digest, version=4))
 
 
 def _new_id(context: Any, index: int, m: BaseMessage) -> str:

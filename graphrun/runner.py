@@ -14,13 +14,14 @@ import contextvars
 import dataclasses
 import inspect
 import json
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from graphrun.channels import MISSING
+from graphrun.channels import MISSING, viewing
 from graphrun.checkpoint import TaskCall, TaskResult, Write, interrupt_id
 from graphrun.errors import (
     CallMismatchError,
@@ -471,7 +472,8 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
     pushed = t.path[0] == PUSH
     writes, update = node_writes(graph, t.name, out,
                                  t.state if t.name == START or pushed else t.input, ctx.config,
-                                 state_input=not pushed or t.state is not None)
+                                 state_input=not pushed or t.state is not None,
+                                 task_id=None if t.name == START else t.id)
     writes = [w for w in ctx.pushed if w[0] in graph.state_keys] + writes
     return TaskResult(task_id=t.id, writes=writes, update=update, resume=list(ctx.resume),
                       custom=list(ctx.custom), sub_events=list(ctx.sub_events),
@@ -482,10 +484,11 @@ def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
 
 def node_writes(graph: GraphSpec, name: str, out: Any, state: Any,
                 config: Mapping[str, Any] | None, *, state_input: bool = True,
-                store: Any = None) -> tuple[list[Write], Any]:
+                store: Any = None, task_id: str | None = None) -> tuple[list[Write], Any]:
     """The channel writes for a node's return value, including its edges and routing.
 
-    `store`: what routing functions get as `store` outside a task (`update_state`)."""
+    `store`: what routing functions get as `store` outside a task (`update_state`).
+    `task_id`: the task's, whose messages get their ids before routing sees them."""
     if name == START:
         if not graph.is_root and not isinstance(out, dict) and not hasattr(
                 out, "model_fields") and not dataclasses.is_dataclass(out):
@@ -496,6 +499,8 @@ def node_writes(graph: GraphSpec, name: str, out: Any, state: Any,
         update: Any = out
     else:
         writes, update = _output_writes(graph, name, out)
+    if task_id is not None:
+        stamp_message_ids(graph, writes, task_id)
     writes += edge_writes(graph, name, writes, state if state_input else {}, config,
                           store=store, output=out)
     return writes, update
@@ -564,17 +569,26 @@ def edge_writes(graph: GraphSpec, name: str, writes: list[Write], state: Any,
     return out
 
 
+def stamp_message_ids(graph: GraphSpec, writes: list[Write], task_id: str) -> None:
+    """A task's messages get their ids now, on the node's own objects (graphrun.messages):
+    every later view of them (routing, 'updates', a pause, the state) shows the same id."""
+    messages = sys.modules.get("graphrun.messages")  # not loaded: no channel uses it
+    if messages is not None:
+        messages.stamp_writes(graph.channels, writes, task_id)
+
+
 def _fresh_state(graph: GraphSpec, state: Any, writes: list[Write]) -> dict[str, Any]:
     values = dict(state) if isinstance(state, dict) else {}
     grouped: dict[str, list[Any]] = {}
     for k, v in writes:
         if k in graph.state_keys:
             grouped.setdefault(k, []).append(v)
-    for k, vs in grouped.items():
-        ch = graph.channels[k].restore(values.get(k, MISSING))
-        ch.update(vs)
-        if ch.is_available():
-            values[k] = ch.get()
+    with viewing():  # what routing sees; the step's merge is the one the thread keeps
+        for k, vs in grouped.items():
+            ch = graph.channels[k].restore(values.get(k, MISSING))
+            ch.update(vs)
+            if ch.is_available():
+                values[k] = ch.get()
     return values
 
 
@@ -730,6 +744,7 @@ def handle_error(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | N
         if inspect.isawaitable(out):
             out = _settled(out)
         writes, update = _output_writes(graph, node.name, out)
+        stamp_message_ids(graph, writes, call.task.id)
         return TaskResult(task_id=call.task.id, writes=writes, update=update,
                           custom=list(ctx.custom))
     except Exception as exc:  # the handler failed too: the run fails with its error

@@ -55,12 +55,15 @@ class StreamEvents:
                            "input": self.graph.shown_input(task), "triggers": task.triggers},
                           ckpt)
 
-    def task_finished(self, task: Task, r: TaskResult, ckpt: Checkpoint | None
-                      ) -> list[Event]:
+    def task_finished(self, task: Task, r: TaskResult, ckpt: Checkpoint | None,
+                      values: Any = None) -> list[Event]:
+        """`values`: the state before the step, shown with a task's interrupts."""
         out: list[Event] = [*r.sub_events]  # a subgraph's chunks come before its node's
         out += [("custom", chunk) for chunk in r.custom]
-        if r.interrupts:  # one chunk per task that paused (LangGraph)
+        if r.interrupts:  # one chunk per task that paused, in both modes (LangGraph)
             out.append(("updates", {INTERRUPT: tuple(r.interrupts)}))
+            out.append(("values", {**values, INTERRUPT: tuple(r.interrupts)}
+                        if isinstance(values, dict) else {INTERRUPT: tuple(r.interrupts)}))
         elif r.paused:
             out += self.breakpoint()
         elif not r.error:

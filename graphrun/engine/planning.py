@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from graphrun.channels import MISSING, Channel
+from graphrun.channels import MISSING, Channel, viewing
 from graphrun.checkpoint import Checkpoint, Task, Thread, Write, is_interrupt_id, task_id
 from graphrun.errors import InvalidResumeError
 from graphrun.spec import GraphSpec
@@ -32,7 +32,8 @@ def resolve_checkpoint(graph: GraphSpec, ckpt: Checkpoint) -> tuple[Checkpoint, 
     channels = restore_channels(graph, ckpt)
     if ckpt.null_writes:
         ckpt = working_copy(ckpt)
-        apply_writes(graph, ckpt, channels, [(None, ckpt.null_writes)], ckpt.step)
+        with viewing():  # the Command's own run merged them for good
+            apply_writes(graph, ckpt, channels, [(None, ckpt.null_writes)], ckpt.step)
     return ckpt, channels
 
 
@@ -65,10 +66,11 @@ def values_with_pending(graph: GraphSpec, channels: Mapping[str, Channel],
             if k in graph.state_keys:
                 grouped.setdefault(k, []).append(v)
     view = dict(channels)
-    for k, vs in grouped.items():  # a write the reducer refuses raises again, as in LangGraph
-        ch = channels[k].restore(channels[k].save())
-        ch.update(vs)
-        view[k] = ch
+    with viewing():
+        for k, vs in grouped.items():  # a write the reducer refuses raises again (LangGraph)
+            ch = channels[k].restore(channels[k].save())
+            ch.update(vs)
+            view[k] = ch
     return read_values(view, keys)
 
 

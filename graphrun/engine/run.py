@@ -286,7 +286,8 @@ class Run:
                 or r.awaiting):  # a task waiting for its calls is not finished
             return
         self._reported.add(t.id)
-        self.events += self._stream.task_finished(t, r, self.ckpt)
+        self.events += self._stream.task_finished(
+            t, r, self.ckpt, self.values() if r.interrupts else None)
 
     def call_for(self, task: Task) -> TaskCall:
         """The task plus its answers: stored ones, one from an id map, or the single value.
@@ -382,13 +383,12 @@ class Run:
                 return
             self.status = "interrupted"
             self.interrupts = [i for _, r in ordered for i in r.interrupts]
-            values = self.output_values()
-            if self.interrupts:
-                self.events.append(("values", {**values, INTERRUPT: tuple(self.interrupts)}
-                                    if isinstance(values, dict) else values))
-            elif any(p.status == "done" and p.writes for p in pending.values()):
-                # Only breakpoints inside subgraphs: the state with what finished (LangGraph).
-                self.events.append(("values", values))
+            # Each interrupt was streamed with the state before the step; then, at the
+            # root, the state with what finished (LangGraph's last 'values' chunk).
+            outputs = set(self.graph.output_keys)
+            if not self.ns and any(c in outputs for p in pending.values()
+                                   if p.status == "done" for c, _ in p.writes):
+                self.events.append(("values", self.output_values()))
             return
         step = ckpt.step + 1
         # The step's versions go to the next checkpoint; this one stays as it was saved.

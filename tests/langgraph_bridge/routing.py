@@ -8,7 +8,7 @@ The LangGraph object itself is kept (it can still be added as a node of another
 LangGraph graph, which `from_langgraph` then bridges recursively).
 
 What graphrun returns is shown as LangGraph shows it: graphrun's `Interrupt` is
-compared as LangGraph's (same value, id and schema), so upstream assertions hold.
+compared as LangGraph's (same value, id and response schema), so upstream assertions hold.
 
 `route_compiled_graphs(host)` with a `TemporalHost` (tests/langgraph_suite/
 temporal_driver.py) serves the bridged graph on Temporal instead: it is registered
@@ -39,7 +39,8 @@ ROUTED = ("invoke", "ainvoke", "stream", "astream", "get_state", "aget_state",
 
 def _as_langgraph(value: Any) -> Any:
     if isinstance(value, gr_types.Interrupt):
-        return lg_types.Interrupt(value=_as_langgraph(value.value), id=value.id)
+        return lg_types.Interrupt(value=_as_langgraph(value.value), id=value.id,
+                                  response_schema=value.response_schema)
     if isinstance(value, dict):
         return {k: _as_langgraph(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -97,11 +97,21 @@ def test_ids_on_temporal_mix_in_the_workflow_id(monkeypatch: pytest.MonkeyPatch)
     assert len({*a, *b, *plain}) == 3
 
 
-def test_ids_given_are_kept_and_messages_missing_one_are_copied():
+def test_ids_given_are_kept_and_missing_ones_set_in_place():
     msg = HumanMessage("hi")
     out = add_messages([AIMessage("a", id="keep")], msg)
     assert out[0].id == "keep" and isinstance(out[1].id, str)
-    assert msg.id is None  # upstream sets it in place; graphrun copies (module docstring)
+    assert out[1] is msg and msg.id == out[1].id  # as upstream: on the caller's object
+
+
+def test_a_view_gives_copies():
+    # A routing function's view, a paused step's state: looking changes nothing.
+    from graphrun.channels import viewing
+
+    msg = HumanMessage("hi")
+    with viewing():
+        out = add_messages([], [msg])
+    assert msg.id is None and out[0].id == add_messages([], [HumanMessage("hi")])[0].id
 
 
 def test_identical_messages_from_parallel_routed_nodes_are_both_kept():
@@ -126,6 +136,32 @@ def test_identical_messages_from_parallel_routed_nodes_are_both_kept():
     got = build(StateGraph, MessagesState, START, END).invoke(inp)
     assert [m.content for m in got["messages"]] == [m.content for m in expected["messages"]]
     assert len({m.id for m in got["messages"]}) == 3
+
+
+def test_a_finished_sends_message_keeps_its_id_through_a_pause():
+    # Two Sends return the same message; one asks first. The one that finished keeps the
+    # id the pause showed, and the other does not take it on resume.
+    from graphrun import Command, Send, interrupt
+
+    def fan(state: MessagesState) -> list[Send]:
+        return [Send("work", {"ask": False}), Send("work", {"ask": True})]
+
+    def work(arg: dict[str, Any]) -> dict[str, Any]:
+        if arg["ask"]:
+            interrupt("ok?")
+        return {"messages": [AIMessage("same")]}
+
+    b = StateGraph(MessagesState)
+    b.add_node("work", work)
+    b.add_conditional_edges(START, fan)
+    g = b.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    paused = g.invoke({"messages": [("user", "hi")]}, config)
+    kept = paused["messages"][-1].id
+    assert g.get_state(config).values["messages"][-1].id == kept
+    done = g.invoke(Command(resume=True), config)["messages"]
+    assert [m.content for m in done] == ["hi", "same", "same"]
+    assert done[1].id == kept and len({m.id for m in done}) == 3
 
 
 # -- graphrun: forms, signature, errors ---------------------------------------------------

@@ -52,10 +52,6 @@ from .model import FakeToolCallingModel
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="graphrun bridge copies the invoke input: add_messages assigns the missing HumanMessage id on a copy, not on the caller's object (LangGraph mutates it in place), so `{\"messages\": [*inputs, ...]}` no longer equals the result",
-)
 def test_system_message_prompt() -> None:
     """Test agent with system message prompt."""
     system_prompt = "Foo"
@@ -66,10 +62,6 @@ def test_system_message_prompt() -> None:
     assert response == expected_response
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="graphrun bridge copies the invoke input: add_messages assigns the missing HumanMessage id on a copy, not on the caller's object (LangGraph mutates it in place), so `{\"messages\": [*inputs, ...]}` no longer equals the result",
-)
 def test_string_prompt() -> None:
     """Test agent with string system prompt."""
     system_prompt = "Foo"

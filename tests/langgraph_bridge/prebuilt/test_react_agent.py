@@ -79,10 +79,6 @@ from .any_str import AnyStr
 from .messages import _AnyIdHumanMessage, _AnyIdToolMessage
 from .model import FakeToolCallingModel
 
-from .gaps import (  # graphrun: why a test is xfail
-    INPUT_IDS,
-    INTERRUPT_VALUES,
-)
 
 pytestmark = pytest.mark.anyio
 
@@ -112,7 +108,6 @@ def _create_config_with_runtime(store: BaseStore | None = None) -> RunnableConfi
     return {"configurable": {"__pregel_runtime": _create_mock_runtime(store)}}
 
 
-@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 @pytest.mark.parametrize("version", REACT_TOOL_CALL_VERSIONS)
 def test_no_prompt(sync_checkpointer: BaseCheckpointSaver, version: str) -> None:
     model = FakeToolCallingModel()
@@ -145,7 +140,6 @@ def test_no_prompt(sync_checkpointer: BaseCheckpointSaver, version: str) -> None
     assert saved.pending_writes == []
 
 
-@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 async def test_no_prompt_async(async_checkpointer: BaseCheckpointSaver) -> None:
     model = FakeToolCallingModel()
 
@@ -172,7 +166,6 @@ async def test_no_prompt_async(async_checkpointer: BaseCheckpointSaver) -> None:
     assert saved.pending_writes == []
 
 
-@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_system_message_prompt():
     prompt = SystemMessage(content="Foo")
     agent = create_react_agent(FakeToolCallingModel(), [], prompt=prompt)
@@ -184,7 +177,6 @@ def test_system_message_prompt():
     assert response == expected_response
 
 
-@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_string_prompt():
     prompt = "Foo"
     agent = create_react_agent(FakeToolCallingModel(), [], prompt=prompt)
@@ -196,7 +188,6 @@ def test_string_prompt():
     assert response == expected_response
 
 
-@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_callable_prompt():
     def prompt(state):
         modified_message = f"Bar {state['messages'][-1].content}"
@@ -209,7 +200,6 @@ def test_callable_prompt():
     assert response == expected_response
 
 
-@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 async def test_callable_prompt_async():
     async def prompt(state):
         modified_message = f"Bar {state['messages'][-1].content}"
@@ -222,7 +212,6 @@ async def test_callable_prompt_async():
     assert response == expected_response
 
 
-@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_runnable_prompt():
     prompt = RunnableLambda(
         lambda state: [HumanMessage(content=f"Baz {state['messages'][-1].content}")]
@@ -629,7 +618,7 @@ def test_react_agent_update_state(
 
 @pytest.mark.parametrize(
     "version",
-    ["v1", pytest.param("v2", marks=pytest.mark.xfail(strict=True, reason=INTERRUPT_VALUES))],
+    ["v1", "v2"],
 )
 def test_react_agent_parallel_tool_calls(
     sync_checkpointer: BaseCheckpointSaver, version: str
@@ -1218,7 +1207,6 @@ def test_react_with_subgraph_tools(
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_tool_node_stream_writer() -> None:
     @dec_tool
     def streaming_tool(x: int) -> str:
@@ -2030,7 +2018,6 @@ def test_post_model_hook() -> None:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_post_model_hook_with_structured_output() -> None:
     class WeatherResponse(BaseModel):
         temperature: float = Field(description="The temperature in fahrenheit")
@@ -2136,7 +2123,6 @@ def test_post_model_hook_with_structured_output() -> None:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 @pytest.mark.parametrize(
     "state_schema", [AgentStateExtraKey, AgentStateExtraKeyPydantic]
 )

@@ -73,7 +73,6 @@ from langgraph.prebuilt.tool_node import (
 from .messages import _AnyIdHumanMessage, _AnyIdToolMessage
 from .model import FakeToolCallingModel
 
-from .gaps import INPUT_IDS  # graphrun: why a test is xfail
 
 pytestmark = pytest.mark.anyio
 
@@ -1586,7 +1585,6 @@ def test_tool_node_messages_key() -> None:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=INPUT_IDS)
 def test_tool_node_stream_writer() -> None:
     @dec_tool
     def streaming_tool(x: int) -> str:
