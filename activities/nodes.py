@@ -19,7 +19,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from graphrun import cache as caching
-from graphrun import payloads, registry, relay, serde, state, stream
+from graphrun import payloads, registry, relay, relay_wire, serde, state, stream
 from graphrun.errors import UndeclaredTypeError
 from graphrun.factory import FactoryError, GraphFactory
 from graphrun.payloads import NodeCall, NodeResult, UpdateCall
@@ -116,12 +116,8 @@ async def run_node(call: NodeCall) -> NodeResult:
     publisher, live = (stream.activity_publisher(call.stream_to, task_call.task.id)
                        if call.stream_to and not activity.info().is_local
                        else (contextlib.nullcontext(), None))
-    # A caller with callbacks hears the task's runs (graphrun.relay).
-    trace = None
-    if call.callbacks and live is not None and relay.AVAILABLE:
-        attempt = activity.info().attempt
-        trace = relay.worker_run(lambda event: live(event, attempt), types,
-                                 streaming=call.callbacks == "stream")
+    # A caller with callbacks hears the task's runs (graphrun.relay): live, or batched.
+    trace, relayed = _relaying(call, task_call, types, live)
     store = registry.store(call.graph)  # the worker's: never part of the call's data
     threads = registry.executor(call.graph)
     entered = caching.enter(cache)  # for the node's @task calls and the graphs it runs
@@ -139,6 +135,9 @@ async def run_node(call: NodeCall) -> NodeResult:
                 # the worker's event loop: heartbeats and other activities run there
                 result = await _in_thread(threads, run_task, spec, task_call, config,
                                           resume_map=resume_map, live=live, store=store)
+    except BaseException:  # cancelled: no result carries the runs, so a signal does
+        await _signal_relayed(relayed, task_call.task)
+        raise
     finally:
         caching.leave(entered)
         if beat is not None:
@@ -153,14 +152,64 @@ async def run_node(call: NodeCall) -> NodeResult:
     if result.exception is not None:
         error = result.exception
         named = result.error or {"type": type(error).__name__, "message": str(error)}
+        await _signal_relayed(relayed, task_call.task)
         raise ApplicationError(named["message"], type=named["type"],
                                non_retryable=not retry) from error
     try:  # what the workflow could not read back is refused here, where it is written
-        out = payloads.node_result(result, types, stream=call.stream)
+        out = payloads.node_result(result, types, stream=call.stream,
+                                   runs=relayed.batch() if relayed is not None else None)
     except (UndeclaredTypeError, TypeError) as exc:
+        await _signal_relayed(relayed, task_call.task)
         raise _refuse(f"node '{call.node}' wrote a value it cannot store", exc) from None
     await caching.aput_json(cache, key, result, out.writes)
     return out
+
+
+class _Relayed:
+    """A task attempt's callback events, gathered for its result (graphrun.relay_wire)."""
+
+    def __init__(self, types: Any, attempt: int) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.types, self.attempt = types, attempt
+
+    def batch(self) -> dict[str, Any] | None:
+        if not self.events:
+            return None
+        return relay_wire.batch(serde.dumps(self.events, self.types), self.attempt)
+
+
+def _relaying(call: NodeCall, task_call: Any, types: Any, live: Any
+              ) -> tuple[Any, _Relayed | None]:
+    """The graph run to run the task under for a caller with callbacks (graphrun.relay),
+    and where its events gather when they travel batched; (None, None) for no caller."""
+    if not call.callbacks or not relay.AVAILABLE:
+        return None, None
+    attempt = activity.info().attempt
+    # The task's run is one across the rounds of a task that waits for its @task calls:
+    # a run for one of its calls names it as the first round did.
+    run_attempt = 1 if task_call.target else attempt
+    if call.callbacks == "stream" and live is not None:  # a streaming handler: live
+        return relay.worker_run(lambda event: live(((), relay.EVENTS, event), attempt), types,
+                                streaming=True, attempt=run_attempt), None
+    relayed = _Relayed(types, run_attempt)
+    packer = relay_wire.Packer(task_call.task, run_attempt)
+    return relay.worker_run(relayed.events.append, types, streaming=False, packer=packer,
+                            attempt=run_attempt), relayed
+
+
+async def _signal_relayed(relayed: _Relayed | None, task: Any) -> None:
+    """A failed or cancelled attempt's events: signalled to the workflow, which keeps them
+    for the caller as it keeps a result's (best effort: a lost worker's are lost)."""
+    if relayed is None or not relayed.events or activity.info().is_local:
+        return
+    info = activity.info()
+    try:
+        handle = activity.client().get_workflow_handle(str(info.workflow_id),
+                                                       run_id=info.workflow_run_id)
+        await handle.signal("relayed_runs", relay_wire.entry(relayed.batch() or {},
+                                                        relay_wire.task_of(task)))
+    except Exception as exc:  # the events are not worth the node's own error
+        activity.logger.warning("callback events of node '%s' not relayed: %s", task.name, exc)
 
 
 def _run_key(call: NodeCall, config: dict[str, Any]) -> str:

@@ -134,6 +134,8 @@ class GraphRun:
         self.config = config  # the invocation's config, ensured (tags, metadata)
         self.is_async = is_async
         self.status: GraphLifecycleStatus | None = None  # set at an interrupt_after pause
+        # A task's run id (a worker's stand-in run: graphrun.relay), else a new one each.
+        self.task_run_id: Callable[[Any], UUID] | None = None
 
     @property
     def run_id(self) -> UUID:
@@ -156,6 +158,8 @@ class GraphRun:
                   "callbacks": self.manager.get_child(f"graph:step:{task.step}"),
                   "run_name": task.name}
         config.pop("run_id", None)  # the graph's own
+        if self.task_run_id is not None:
+            config["run_id"] = self.task_run_id(task)
         return config
 
     def end(self, output: Any) -> None:

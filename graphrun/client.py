@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import uuid
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -567,9 +568,11 @@ class RemoteGraph(RunnableGraph):
         run = await self._start_callbacks(input, config)
         if run is None:
             result = await self.thread(config).run(input, options)
-        else:  # the callbacks hear the nodes' runs: read the run live
+        elif callbacks.streams(run):  # handlers that stream hear the nodes' runs live
             async for item in self._heard(run, input, config, {**options, "stream_mode": []}):
                 result = item
+        else:  # the others hear them once the run stops
+            result = await self._told(run, input, config, options)
         if version == "v2":
             self.raise_failure(result)
             values = serde.loads(result.values, self.types)
@@ -628,6 +631,26 @@ class RemoteGraph(RunnableGraph):
         name = (getattr(spec, "run_name", None) or spec.name) if spec is not None else self.name
         return await callbacks.astart_graph(name, input, config, langsmith=not traced)
 
+    async def _told(self, run: Any, input: Any, config: Mapping[str, Any] | None,
+                    options: Mapping[str, Any]) -> RunResult:
+        """The run, then its callback events told to the handlers of the graph's run `run`
+        (graphrun.relay: read by query, batched, so they add little to history); ends
+        `run` with the run's output, or its error."""
+        replay = relay.Replay.under(run)
+        thread = self.thread(config)
+        run_id = uuid.uuid4().hex
+        try:
+            result = await thread.run(input, {**options, "callbacks": "runs"}, run_id=run_id)
+            for event in await thread.relayed(result, run_id):
+                await replay(event)
+            self.raise_failure(result)
+        except BaseException as exc:
+            await run.aerror(exc)
+            raise
+        values = serde.loads(result.values, self.types)
+        await run.aend(values)
+        return result
+
     async def _heard(self, run: Any, input: Any, config: Mapping[str, Any] | None,
                      options: Mapping[str, Any]) -> AsyncIterator[Any]:
         """`ThreadHandle.live` with the nodes' callback events relayed to the graph's run
@@ -639,7 +662,7 @@ class RemoteGraph(RunnableGraph):
                 if isinstance(item, RunResult):
                     self.raise_failure(item)
                     values = serde.loads(item.values, self.types)
-                    await run.aend({} if values is None else values)
+                    await run.aend(values)
                     yield item
                     return
                 if item[-2] == stream.EVENTS:  # for the handlers, not a chunk

@@ -75,6 +75,7 @@ class NodeCall(_Wire):
     # a caller whose handlers stream (astream_events): outputs and tokens streamed too.
     callbacks: str = ""
     subgraph_checkpoints: dict[str, str] = {}  # TaskCall.subgraph_checkpoints
+    durability: str | None = None  # the run's (TaskCall.durability): its subgraphs keep it
 
 
 class NodeResult(_Wire):
@@ -92,6 +93,8 @@ class NodeResult(_Wire):
     awaiting: list[dict[str, Any]] = []  # @task calls to run before the task runs again
     took_null_resume: bool = False  # a call used the run's single answer
     cached: bool = False  # the writes came from the worker's cache: no node code ran
+    # The task's callback events for a caller with handlers (graphrun.relay_wire.batch).
+    runs: dict[str, Any] | None = None
 
 
 # -- a task across the activity boundary: TaskCall -> NodeCall -> TaskCall, TaskResult ->
@@ -109,7 +112,8 @@ def node_call(call: TaskCall, task: dict[str, Any], *, counts_steps: bool,
         messages_v2=call.messages_v2, debug=call.debug, checkpoint_id=call.checkpoint_id,
         calls=serde.dumps(call.calls), target=call.target, fresh_calls=call.fresh_calls,
         subgraph_checkpoints=call.subgraph_checkpoints,
-        remaining_steps=call.remaining_steps if counts_steps else None, **where)
+        remaining_steps=call.remaining_steps if counts_steps else None,
+        durability=call.durability, **where)
 
 
 def task_call(call: NodeCall, task: Task, types: DeclaredTypes, *, attempt: int,
@@ -125,12 +129,14 @@ def task_call(call: NodeCall, task: Task, types: DeclaredTypes, *, attempt: int,
         first_attempt_time=first_attempt_time, calls=serde.loads(call.calls, types),
         target=list(call.target), subgraph_checkpoints=dict(call.subgraph_checkpoints),
         fresh_calls=None if call.fresh_calls is None else list(call.fresh_calls),
-        remaining_steps=25 if call.remaining_steps is None else call.remaining_steps)
+        remaining_steps=25 if call.remaining_steps is None else call.remaining_steps,
+        durability=call.durability)
 
 
-def node_result(result: TaskResult, types: DeclaredTypes, *, stream: bool) -> NodeResult:
+def node_result(result: TaskResult, types: DeclaredTypes, *, stream: bool,
+                runs: dict[str, Any] | None = None) -> NodeResult:
     """The node activity's output for `result` (its subgraphs' chunks only when the caller
-    streams). Raises what serde refuses to store."""
+    streams), with its callback events `runs`. Raises what serde refuses to store."""
     return NodeResult(  # writes as [channel, value] pairs; the workflow reads no more
         writes=[[c, serde.dumps(v, types)] for c, v in result.writes],
         interrupts=[serde.interrupt_to_json(i) for i in result.interrupts],
@@ -140,7 +146,7 @@ def node_result(result: TaskResult, types: DeclaredTypes, *, stream: bool) -> No
         sub_events=serde.dumps(result.sub_events, types) if stream else [],
         awaiting=[{"name": t.name, **serde.task_to_wire(t, (PUSH,))}
                   for t in result.awaiting],
-        took_null_resume=result.took_null_resume, cached=result.cached)
+        took_null_resume=result.took_null_resume, cached=result.cached, runs=runs)
 
 
 def task_result(res: NodeResult, task_id: str, loads: Callable[..., Any]) -> TaskResult:
@@ -203,6 +209,9 @@ class InvokeRequest(_Wire):
     # Subgraphs' own checkpoints to run from, by namespace (a subgraph's config).
     subgraph_checkpoints: dict[str, str] = {}
     step_timeout: float | None = None  # RemoteGraph.step_timeout: seconds a superstep may take
+    # "exit": the thread keeps only the checkpoint the run stops at (LangGraph's
+    # durability="exit"); "sync"/"async" (or None) keep every step's, as always.
+    durability: str | None = None
 
 
 class SubgraphUpdate(_Wire):
@@ -237,6 +246,9 @@ class RunResult(_Wire):
     interrupts: list[dict[str, Any]] = []
     error: dict[str, str] | None = None
     events: Any = None  # typed JSON list of (stream mode, chunk), for astream
+    # The workflow run that keeps the run's callback events: its `relayed` query has them
+    # (for a caller with handlers that did not read the run live).
+    relayed_in: str = ""
 
 
 class StartRequest(_Wire):

@@ -2,20 +2,25 @@
 with the caller.
 
 A caller whose config has callbacks (`RemoteGraph.ainvoke`/`astream` with
-`config["callbacks"]`, `astream_events`, `astream_log`) reads its run live and sends it
-with `callbacks="runs"` (or `"stream"` when a handler streams). Each node's activity then
-runs the node under a `Relay` handler (a `StreamingRelay`), which turns every callback
-event of the node's runs (the task's chain run, the chat models, tools and routing
-functions under it) into plain data published on the thread's live stream, in the
-`events` mode. The caller's `Replay` calls its own handlers with each event, as
-if the node had run in its process: the same run ids, parents and names, with the caller's
-tags and metadata on every run, under the graph's run the caller opened.
+`config["callbacks"]`, `astream_events`, `astream_log`) sends its run with
+`callbacks="runs"` (or `"stream"` when a handler streams). Each node's activity then runs
+the node under a `Relay` handler, which turns every callback event of the node's runs
+(the task's chain run, the chat models, tools and routing functions under it) into plain
+data. With "runs" the events travel batched, once (graphrun.relay_wire): the caller of
+`ainvoke` reads them by query when the run stops, the caller of `astream` as each task
+ends, from the thread's live stream. With "stream" (a `StreamingRelay`: tokens and
+outputs are streamed too) each event is published live as it happens. The caller's
+`Replay` calls its own handlers with each event, as if the node had run in its process:
+the same parents and names, with the caller's tags and metadata on every run, under the
+graph's run the caller opened, and `GraphCallbackHandler`s told when the run paused and
+resumed (`on_interrupt`, `on_resume`).
 
 Data never chooses code here: an event's `kind` picks one of the fixed callback methods
 below (unknown kinds are dropped), and its values are what the live stream decodes
 (plain data and the graph's declared types; a value of another class is sent as its
 `repr`). A node Temporal runs again reports its second attempt as runs of its own, as
-LangGraph reports a retried task.
+LangGraph reports a retried task; a task that runs in rounds (an @entrypoint waiting for
+its @task calls, each an activity of its own) is one run, its calls' runs under it.
 """
 
 from __future__ import annotations
@@ -23,19 +28,18 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid5
 
 from graphrun import serde
 from graphrun.callbacks import AVAILABLE, GraphRun, is_tracer, tap_output
 from graphrun.declared import DeclaredTypes
 from graphrun.errors import GraphInterrupt, NodeFailedError
+from graphrun.relay_wire import ROOT, Packer, task_run_id
 from graphrun.stream import EVENTS
 from graphrun.types import Interrupt
 
 __all__ = ["AVAILABLE", "EVENTS", "Relay", "Replay", "worker_run"]
 
-# The parent of the runs a worker opens for its task: the caller's graph run stands for it.
-ROOT = UUID(int=0)
 _STEP_TAG = re.compile(r"^(graph|seq):step:\d+$")
 MAX_REPR = 2000
 
@@ -69,10 +73,11 @@ class Relay(BaseCallbackHandler):
     # beside the real one (graphrun.callbacks): sent on for the caller's tracers.
     relays_traced = True
 
-    def __init__(self, publish: Callable[[tuple[Any, ...]], None], types: DeclaredTypes
-                 ) -> None:
+    def __init__(self, publish: Callable[[dict[str, Any]], None], types: DeclaredTypes,
+                 packer: Packer | None = None) -> None:
         self._publish = publish
         self._types = types
+        self._packer = packer or Packer()
 
     def _value(self, v: Any) -> Any:
         """`v` when the caller can decode it (plain data, declared classes), else its repr."""
@@ -84,10 +89,8 @@ class Relay(BaseCallbackHandler):
 
     def _send(self, kind: str, run_id: UUID, parent_run_id: UUID | None, **fields: Any
               ) -> None:
-        self._publish(((), EVENTS, {
-            "kind": kind, "run_id": str(run_id),
-            "parent_run_id": str(parent_run_id) if parent_run_id else None,
-            **{k: self._value(v) for k, v in fields.items()}}))
+        self._publish(self._packer.pack(kind, run_id, parent_run_id,
+                                        {k: self._value(v) for k, v in fields.items()}))
 
     def _start(self, kind: str, run_id: UUID, parent_run_id: UUID | None, tags: Any,
                metadata: Any, kwargs: dict[str, Any], **fields: Any) -> None:
@@ -211,26 +214,32 @@ def _error_data(error: BaseException) -> dict[str, Any]:
     return {"type": type(error).__name__, "message": str(error)[:MAX_REPR]}
 
 
-def worker_run(publish: Callable[[tuple[Any, ...]], None], types: DeclaredTypes, *,
-               streaming: bool) -> GraphRun:
+def worker_run(publish: Callable[[dict[str, Any]], None], types: DeclaredTypes, *,
+               streaming: bool, packer: Packer | None = None, attempt: int = 1) -> GraphRun:
     """The graph run a node activity runs its task under (with `arun_task`, as the
     caller's async run would), so that the task's run and all below it are relayed: a
-    stand-in for the caller's run (ROOT), which the caller opened."""
-    relay = (StreamingRelay if streaming else Relay)(publish, types)
+    stand-in for the caller's run (ROOT), which the caller opened. The task's run has
+    the id `task_run_id` gives its `attempt`; `packer` makes the events compact."""
+    relay = (StreamingRelay if streaming else Relay)(publish, types, packer)
     manager = AsyncCallbackManagerForChainRun(
         run_id=ROOT, handlers=[relay], inheritable_handlers=[relay], parent_run_id=None)
-    return GraphRun(manager, {}, is_async=True)
+    run = GraphRun(manager, {}, is_async=True)
+    run.task_run_id = lambda task: task_run_id(task.id, attempt)
+    return run
 
 
 # -- the caller's side ------------------------------------------------------------------
 class Replay:
     """Calls `handlers` with each relayed event, under the caller's run `root`, adding
-    the caller's inheritable `tags` and `metadata` to every run."""
+    the caller's inheritable `tags` and `metadata` to every run; `run`, the caller's
+    graph run, tells its GraphCallbackHandlers of the run's pauses and resumes."""
 
     def __init__(self, root: UUID, handlers: list[Any], tags: list[str],
-                 metadata: dict[str, Any]) -> None:
+                 metadata: dict[str, Any], run: GraphRun | None = None) -> None:
         self.root, self.handlers = root, handlers
         self.tags, self.metadata = tags, metadata
+        self.run = run
+        self._open: set[UUID] = set()  # runs started and not ended
 
     @classmethod
     def under(cls, run: GraphRun) -> Replay:
@@ -238,13 +247,18 @@ class Replay:
         manager = run.manager
         return cls(run.run_id, list(manager.inheritable_handlers),
                    list(manager.inheritable_tags or ()),
-                   dict(manager.inheritable_metadata or {}))
+                   dict(manager.inheritable_metadata or {}), run)
 
     def _id(self, value: str | None) -> UUID | None:
+        """A relayed run's id here: ROOT is the caller's run; a task's run (its id made
+        from the task's, so the same again when the task runs again on resume) gets an
+        id of this call's own."""
         if value is None:
             return None
         run_id = UUID(value)
-        return self.root if run_id == ROOT else run_id
+        if run_id == ROOT:
+            return self.root
+        return uuid5(self.root, value) if run_id.version == 5 else run_id
 
     def _tags(self, tags: list[str]) -> list[str]:
         """The caller's tags among the worker's where LangChain puts inherited tags:
@@ -254,7 +268,12 @@ class Replay:
         return [*head, *self.tags, *own[len(head):]]
 
     async def __call__(self, event: Any) -> None:
-        if not isinstance(event, dict) or event.get("kind") not in _KINDS or not self.handlers:
+        if not isinstance(event, dict):
+            return
+        if event.get("kind") in _LIFECYCLE:
+            await self._lifecycle(event)
+            return
+        if event.get("kind") not in _KINDS or not self.handlers:
             return
         method, ignore, args = _KINDS[event["kind"]]
         try:
@@ -262,7 +281,7 @@ class Replay:
             positional, named = args(event)
         except (KeyError, TypeError, ValueError):
             return  # not an event a Relay sent
-        if run_id is None:
+        if run_id is None or not self._opens(event["kind"], run_id):
             return
         kwargs: dict[str, Any] = {"run_id": run_id, **named}
         if "tags" in event:  # a start: the caller's tags and metadata, then the worker's
@@ -285,6 +304,36 @@ class Replay:
             (others, positional), (tracers, [*positional[:-1], event[traced]])]
         for handlers, values in (groups if traced == "traced_inputs" else groups[::-1]):
             await ahandle_event(handlers, method, ignore, *values, **kwargs)
+
+
+    def _opens(self, kind: str, run_id: UUID) -> bool:
+        """Whether to pass the event on: a task's run that is open already (it started in
+        an earlier round of the task) is not started again."""
+        if kind.endswith("_start"):
+            if run_id in self._open:
+                return False
+            self._open.add(run_id)
+        elif kind.endswith(("_end", "_error")):
+            self._open.discard(run_id)
+        return True
+
+    async def _lifecycle(self, event: dict[str, Any]) -> None:
+        """The run paused (its interrupts, or a breakpoint) or resumed: told to the graph
+        run's GraphCallbackHandlers, as in-process."""
+        if self.run is None:
+            return
+        checkpoint_id = str(event.get("checkpoint_id") or "")
+        if event["kind"] == "graph_resume":
+            await self.run.aresumed(checkpoint_id)
+            return
+        status = event.get("status")
+        interrupts = tuple(i for i in event.get("interrupts") or () if isinstance(i, Interrupt))
+        await self.run.ainterrupted(status if status in _PAUSES else "pending", checkpoint_id,
+                                    interrupts)
+
+
+_LIFECYCLE = ("graph_resume", "graph_interrupt")  # made by the workflow, not a Relay
+_PAUSES = ("pending", "interrupt_before", "interrupt_after")
 
 
 class _Run:

@@ -293,7 +293,8 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
         if ctx.run is not None:
             from graphrun import callbacks as tracing
 
-            tracing.end_run(ctx.run, ctx.error, ctx.output)
+            if not _goes_on(ctx):
+                tracing.end_run(ctx.run, ctx.error, ctx.output)
 
 
 async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None = None,
@@ -342,12 +343,20 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
         if ctx.run is not None:
             from graphrun import callbacks as tracing
 
-            await tracing.aend_run(ctx.run, ctx.error, ctx.output,
-                                   stream=tracing.streams(trace))
+            if not _goes_on(ctx):
+                await tracing.aend_run(ctx.run, ctx.error, ctx.output,
+                                       stream=tracing.streams(trace))
 
 
 def _nothing() -> None:
     pass
+
+
+def _goes_on(ctx: TaskContext) -> bool:
+    """Whether the task's run goes on in another activity (Temporal): it stopped for @task
+    calls, and runs again once they have; or it ran only down to one call. Its run ends
+    where the task does."""
+    return bool(ctx.awaiting or ctx.target)
 
 
 def _traced(graph: GraphSpec, ctx: TaskContext, trace: Any) -> bool:

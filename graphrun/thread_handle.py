@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from graphrun import errors, serde, state, stream
+from graphrun import errors, relay_wire, serde, state, stream
 from graphrun.bridge import is_langgraph_value
 from graphrun.engine import stream_chunks
 from graphrun.payloads import InvokeRequest, RunResult, SubgraphUpdate, ThreadResult
@@ -36,6 +37,8 @@ from graphrun.types import Command, StateSnapshot
 
 if TYPE_CHECKING:
     from graphrun.client import GraphClient, RemoteGraph
+
+log = logging.getLogger("graphrun")
 
 # Seconds to wait for a thread record (workflows/thread_record.py) to become its thread.
 RECORD_ADOPT_TIMEOUT = 30.0
@@ -221,6 +224,7 @@ class ThreadHandle:
                             checkpoint_id=checkpoint_id,
                             subgraph_checkpoints=subgraph_checkpoints,
                             step_timeout=self.graph.step_timeout,
+                            durability=options.get("durability"),
                             config={"configurable": serde.dumps(configurable),
                                     **{k: config[k] for k in ("recursion_limit",
                                                               "max_concurrency")
@@ -411,6 +415,30 @@ class ThreadHandle:
         for event in decode(result.events) or []:  # a run the workflow did not stream live
             yield tuple(event)
         yield result
+
+    async def relayed(self, result: RunResult, run_id: str) -> list[Any]:
+        """The callback events of run `run_id` (which ended with `result`), kept by the
+        workflow run that ran it (graphrun.relay_wire), decoded into the graph's types;
+        [] when none are kept (a worker from before, or no handler was asked for). An
+        event a class of which this process cannot build is left out."""
+        if not result.relayed_in:
+            return []
+        handle = self.gc.client.get_workflow_handle(self.workflow_id,
+                                                    run_id=result.relayed_in)
+        try:
+            entries = await handle.query("relayed", run_id)
+        except (RPCError, WorkflowQueryFailedError) as exc:
+            log.warning("thread %s: callback events of run %s not read: %s", self.thread_id,
+                        run_id, exc)
+            return []
+        events = []
+        for entry in entries if isinstance(entries, list) else ():
+            for event in relay_wire.expand(entry) if isinstance(entry, dict) else ():
+                try:
+                    events.append(serde.loads(event, self.graph.types))
+                except (errors.UndeclaredTypeError, ValueError):
+                    continue
+        return events
 
     async def stream_end(self) -> tuple[str | None, int]:
         """The running workflow's run id and the end of its live stream (0 if none)."""

@@ -25,6 +25,7 @@ from .inputs import Inputs
 from .live_stream import LiveStream
 from .metadata_update import MetadataUpdate
 from .payload_limits import PayloadLimits
+from .relayed import RelayedRuns
 from .run_records import RunRecords
 from .snapshots import state_history, state_snapshot
 from .steps import StepRunner
@@ -62,6 +63,7 @@ class GraphWorkflow(MetadataUpdate):
     def __init__(self, req: StartRequest) -> None:
         self._req = req
         self._stream = LiveStream(req.stream)
+        self._relayed = RelayedRuns(self._stream)
         self._state = st = ThreadState(req)
         self._records = RunRecords(req.runs)
         self._missing: GraphNotFoundError | None = None
@@ -88,7 +90,7 @@ class GraphWorkflow(MetadataUpdate):
         self._deadlines = InterruptDeadlines(req.deadlines)
         self._limits = PayloadLimits(req.graph)
         self._steps = StepRunner(st, self._inputs, self._limits, self._stream,
-                                 self._visibility)
+                                 self._visibility, self._relayed)
         self._updates = StateUpdates(st, self._inputs)
         self._cancellation = Cancellation(st, self._records, self._stream, self._visibility)
         if req.thread:
@@ -151,6 +153,7 @@ class GraphWorkflow(MetadataUpdate):
             finally:
                 st.busy = False
                 st.current = st.processing = None
+            result = self._relayed.finished(item, result)
             st.results[item.number] = self._limits.trimmed(result)
             self._records.finished(item, result)
             if item.webhook:
@@ -321,10 +324,11 @@ class GraphWorkflow(MetadataUpdate):
         item.webhook, item.after_seconds = req.webhook, req.after_seconds
         item.webhook_options = dict(req.webhook_options)
         item.delete_after = req.delete_after
-        item.callbacks = req.callbacks if req.stream_to else ""
+        item.callbacks = req.callbacks
         item.messages_v2 = req.messages_v2
         item.subgraph_checkpoints = dict(req.subgraph_checkpoints)
         item.step_timeout = req.step_timeout
+        item.durability = req.durability
         if req.run:  # a run the Server API made: it lists runs by their records
             self._records.add(item, req.run)
         with st.handling_update():
@@ -505,6 +509,19 @@ class GraphWorkflow(MetadataUpdate):
     def runs(self) -> list[dict[str, Any]]:
         """The thread's run records, newest last (the last MAX_RUNS_KEPT)."""
         return self._records.runs
+
+    # -- callback events for a caller with handlers (graphrun.relay) ----------------------
+    @workflow.signal
+    def relayed_runs(self, entry: Any) -> None:
+        """A node attempt that failed, and so has no result, sends its callback events."""
+        if self._missing is None:
+            self._relayed.signalled(self._state.current, entry)
+
+    @workflow.query
+    def relayed(self, run_id: str) -> list[Any] | None:
+        """The callback events of run `run_id` (graphrun.relay_wire entries), for a caller
+        that did not read the run live; None once they are no longer kept."""
+        return self._relayed.of(run_id)
 
     # -- metadata and TTL ---------------------------------------------------------------
     @workflow.signal

@@ -12,8 +12,8 @@ from temporalio.contrib.workflow_streams import WorkflowStream
 from .thread_state import Invocation
 
 with workflow.unsafe.imports_passed_through():
-    from graphrun import engine, serde
-    from graphrun.stream import STREAM_TOPIC
+    from graphrun import engine, relay_wire, serde
+    from graphrun.stream import EVENTS, STREAM_TOPIC
 
 
 class LiveStream:
@@ -40,6 +40,13 @@ class LiveStream:
         for event in events:
             self._chunks.publish({"id": item.stream_to, "e": serde.dumps(event)})
         return []
+
+    def relayed(self, item: Invocation, entry: dict[str, Any]) -> None:
+        """Callback events for the run's caller (workflows/relayed.py): each a chunk of the
+        `events` mode, as a node's activity publishes it live."""
+        for event in relay_wire.expand(entry):  # typed JSON of ((), EVENTS, event)
+            chunk = {serde.TAG: "tuple", "v": [serde.dumps(()), EVENTS, event]}
+            self._chunks.publish({"id": item.stream_to, "e": chunk})
 
     def end(self, item: Invocation) -> None:
         if item.stream_to:

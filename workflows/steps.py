@@ -17,6 +17,7 @@ from .deadlines import step_timeout, within
 from .inputs import Inputs
 from .live_stream import LiveStream
 from .payload_limits import PayloadLimits
+from .relayed import RelayedRuns
 from .thread_state import Invocation, ThreadState, now
 from .visibility import Visibility
 
@@ -39,12 +40,13 @@ INFRA_ATTEMPTS = 3
 
 class StepRunner:
     def __init__(self, state: ThreadState, inputs: Inputs, limits: PayloadLimits,
-                 stream: LiveStream, visibility: Visibility) -> None:
+                 stream: LiveStream, visibility: Visibility, relayed: RelayedRuns) -> None:
         self._state = state
         self._inputs = inputs
         self._limits = limits
         self._stream = stream
         self._visibility = visibility
+        self._relayed = relayed
         self._task_states: dict[str, Any] = {}  # running Send tasks' state (task_state)
 
     def task_state(self, task_id: str) -> Any:
@@ -67,13 +69,15 @@ class StepRunner:
                                  interrupt_before=item.interrupt_before,
                                  interrupt_after=item.interrupt_after, context=item.context,
                                  stream_modes=frozenset(item.stream_modes),
-                                 messages_v2=item.messages_v2,
+                                 messages_v2=item.messages_v2, durability=item.durability,
                                  subgraph_checkpoints=item.subgraph_checkpoints))
         except (GraphrunError, RuntimeError, ValueError) as exc:
             return self.refused(item, exc)
         self._visibility.set_status("running")
         events: list[Any] = []
         self._stream.begin(item)
+        self._relayed.resumed(item, run)
+        after_step = False  # paused at an interrupt_after breakpoint
         try:
             slots, timeout = self._slots_for(item), step_timeout(item)
             while tasks := run.next_tasks():
@@ -85,7 +89,10 @@ class StepRunner:
                     results = await within(timeout, tasks, [
                         self._slotted(slots, run, t, item) for t in tasks])
                 run.finish_step(results)
+                after_step = run.status == "interrupted" and not run.interrupts
             events += self._stream.hand_on(item, run)
+            run.close()  # durability="exit": the steps between its first and last go
+            self._relayed.paused(item, run, after_step)
         except asyncio.CancelledError:
             # The step's tasks that finished are not run again (LangGraph's pending writes).
             if workflow.patched("graphrun-cancel-keeps-finished"):
@@ -193,6 +200,7 @@ class StepRunner:
                                      error=node_error(exc))
         finally:
             self._task_states.pop(own.id, None)
+        self._relayed.task(item, own, res.runs)
         try:
             return payloads.task_result(res, task.id, self._inputs.loads)
         except (UndeclaredTypeError, ValueError) as exc:  # never a workflow-task failure

@@ -41,6 +41,8 @@ class Invocation:
     messages_v2: bool = False  # 'messages' as content-block events (stream_events v3)
     subgraph_checkpoints: dict[str, str] = dataclasses.field(default_factory=dict)
     step_timeout: float | None = None
+    durability: str | None = None  # "exit": the thread keeps only where the run stops
+    relayed: list[Any] = dataclasses.field(default_factory=list)  # workflows/relayed.py
 
 
 class ThreadState:

@@ -23,7 +23,8 @@ def anyio_backend():
 
 @pytest.fixture(params=["sync", "async", "exit"])
 def durability(request: pytest.FixtureRequest) -> str:
-    # graphrun accepts and ignores `durability=`; kept so parametrisation matches upstream.
+    # "exit" keeps only the checkpoint a run stops at (in-process and on Temporal); "sync"
+    # and "async" keep every step's.
     return request.param
 
 
@@ -52,14 +53,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # durability="exit" is the in-process checkpointer's option; a Temporal thread's
-    # history keeps every step, so those combinations are not collected.
-    def exit_on_temporal(item: pytest.Item) -> bool:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        return params.get("durability") == "exit" and "temporal" in (
-            params.get("sync_checkpointer"), params.get("async_checkpointer"))
-
-    items[:] = [i for i in items if not exit_on_temporal(i)]
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         name = getattr(item, "originalname", item.name)
@@ -91,22 +84,9 @@ ON_TEMPORAL_DIFFERS = {
     "test_pregel_async_functional::test_imp_task_cancel": (
         "on Temporal a call runs as an activity once its caller waits for it, so a call "
         "cancelled before that never starts (the test counts it as started)"),
-    "test_pregel_async_functional::test_imp_task": (
-        "asserts a FakeTracer's runs: on Temporal each @task call runs in an activity of "
-        "its own, and its relayed run names a caller-task run the caller never saw, so "
-        "the tracer sees each call as a root run (one root expected, three seen)"),
     "test_pregel_functional::test_falsy_return_from_task": (
         "streams with durability='exit': on Temporal the history keeps every step, so the "
         "resumed run's last checkpoint chunk has a parent_config"),
-    "test_parent_command": (
-        "passes durability='exit' to invoke: on Temporal the history keeps every step, so "
-        "the final snapshot has a parent_config"),
-    "test_pregel_async::test_send_react_interrupt": (
-        "passes durability='exit' to ainvoke: on Temporal the history keeps every step, so "
-        "the snapshot after the interrupt has a parent_config"),
-    "test_pregel_async::test_send_react_interrupt_control": (
-        "passes durability='exit' to ainvoke: on Temporal the history keeps every step, so "
-        "the snapshot after the interrupt has a parent_config"),
 }
 
 

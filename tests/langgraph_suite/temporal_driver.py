@@ -168,8 +168,7 @@ def _threaded(config: Any) -> Any:
 
 
 def _options(kw: dict[str, Any]) -> dict[str, Any]:
-    # durability= is the in-process checkpointer's concern: on Temporal the history keeps all.
-    return {k: v for k, v in kw.items() if k != "durability"}
+    return dict(kw)  # durability= too: the thread's workflow honours "exit"
 
 
 def compile_on(host: TemporalHost, original: Any) -> Any:

@@ -3,7 +3,9 @@
 Upstream: langchain-ai/langgraph, commit f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f.
 Imports switched to graphrun (`graphrun.callbacks` is LangGraph's `langgraph.callbacks`);
 bodies as upstream. Not ported: `test_non_graph_handler_via_add_handler_does_not_crash`
-(LangGraph's private `_GraphCallbackManager`); see README.md.
+(LangGraph's private `_GraphCallbackManager`); see README.md. Every test runs twice:
+in-process and on the session's Temporal dev server (the `driver` fixture), where the
+caller's handlers hear the run's pauses and resumes from its workflow (graphrun.relay).
 """
 
 from __future__ import annotations
@@ -27,6 +29,18 @@ NEEDS_CONTEXTVARS = pytest.mark.skipif(
     sys.version_info < (3, 11),
     reason="Python 3.11+ is required for async contextvars support",
 )
+
+
+@pytest.fixture(autouse=True, params=["memory", "temporal"])
+def driver(request: pytest.FixtureRequest) -> str:
+    # graphrun: on Temporal each graph is served by the suite's worker, and its thread ids
+    # are its own (temporal_driver.py).
+    if request.param == "temporal":
+        from tests.langgraph_suite.temporal_driver import serve_every_graph
+
+        serve_every_graph(request.getfixturevalue("suite_temporal_host"),
+                          request.getfixturevalue("monkeypatch"))
+    return request.param
 
 
 class _GraphEventHandler(GraphCallbackHandler):

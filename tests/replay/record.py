@@ -330,6 +330,42 @@ async def record_relayed(gc: GraphClient) -> None:
     await _save(await _finish(gc, "relayed"), "relayed")
 
 
+async def record_told(gc: GraphClient) -> None:
+    """Callers with a LangChain handler that do not stream (graphrun.relay): the nodes'
+    callback events come back batched with their results, a failed node's by the
+    `relayed_runs` signal, and the runs pause and resume (RunResult.relayed_in names
+    where the `relayed` query finds them). told.json: approval, paused and approved;
+    told_flaky.json: flaky, failed and run again."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class Heard(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.starts: list[str] = []
+
+        def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+            self.starts.append(kwargs.get("name") or "")
+
+    heard = Heard()
+    g, cfg = gc.graph("approval"), {**_cfg("told"), "callbacks": [heard]}
+    out = await g.ainvoke({"amount": 7}, cfg)
+    assert INTERRUPT in out, out
+    out = await g.ainvoke(Command(resume=True), cfg)
+    assert out.get("charged") is True, out
+    assert heard.starts.count("request_approval") == 2, heard.starts
+    await _save(await _finish(gc, "told"), "told")
+    g, cfg = gc.graph("flaky"), {**_cfg("told-flaky"), "callbacks": [heard]}
+    graphs.FLAKY_BROKEN = True
+    try:
+        await g.ainvoke({"log": []}, cfg)
+        raise AssertionError("told_flaky: expected NodeFailedError")
+    except NodeFailedError:
+        pass
+    assert "broken" in heard.starts, heard.starts  # from the failed attempt's signal
+    graphs.FLAKY_BROKEN = False
+    await g.ainvoke(None, cfg)
+    await _save(await _finish(gc, "told-flaky"), "told_flaky")
+
+
 async def _approve_and_save(gc: GraphClient, name: str, amount: int) -> None:
     """One approval thread, paused and approved, saved as histories/<name>.json."""
     thread = name.replace("_", "-")
@@ -651,7 +687,7 @@ RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "streamed", "agent", "runs", "server_records",
              "resolved", "relayed", "subgraph_fork", "max_concurrency",
              "step_timeout", "cancel_kept", "thread_lives", "record_adopted",
-             "stateless_webhook", "lives_declared", "version_moved"]
+             "stateless_webhook", "lives_declared", "version_moved", "told"]
 
 
 async def main(names: list[str]) -> None:

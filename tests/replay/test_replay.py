@@ -44,7 +44,8 @@ def test_expected_histories_present() -> None:
                          "step_timeout.json", "cancel_kept.json", "thread_lives.json",
                          "record_adopted.json", "adopted_thread.json",
                          "stateless_webhook.json", "lives_declared.json",
-                         "record_lives_declared.json", "version_moved.json"}
+                         "record_lives_declared.json", "version_moved.json",
+                         "told.json", "told_flaky.json"}
     assert (HISTORIES / STORED).exists()
     assert (HISTORIES / BAD).exists()
 

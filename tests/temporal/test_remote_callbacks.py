@@ -3,7 +3,9 @@ on workers (graphrun.relay), with the tree graphrun (and LangGraph) report in-pr
 
 The graphs and the comparison are tests/unit/test_callbacks.py's: the same graph is run
 in-process and through `RemoteGraph`, each with a tracer, and the trees compared (names,
-run types, tags, LangGraph's metadata, nesting, inputs, outputs, errors).
+run types, tags, LangGraph's metadata, nesting, inputs, outputs, errors); in-process
+they are LangGraph's (that file). So are a `GraphCallbackHandler`'s pause and resume
+events. The events travel once, batched per task (graphrun.relay_wire).
 """
 
 from __future__ import annotations
@@ -19,14 +21,17 @@ pytest.importorskip("langchain_core")
 from langchain_core.callbacks import BaseCallbackHandler
 
 from graphrun import Command, registry
+from graphrun.callbacks import GraphInterruptEvent
 from graphrun.client import GraphClient
 from graphrun.worker import create_worker
 from tests.unit.test_callbacks import (
     METADATA,
+    Lifecycle,
     Seen,
     Tracer,
     _plain,
     breakpoints,
+    functional,
     graphrun_api,
     retry_and_fail,
     routing_graph,
@@ -94,6 +99,89 @@ async def test_run_tree_as_in_process(temporal_client: Any, task_queue: str, how
     a = first[-1][1]
     assert [c[0] for c in a[-1]] == ["llm", "chain"]  # the chat model, then the route
     assert first[-1][-1][4] == "GraphInterrupt"  # the node that asked
+
+
+@pytest.mark.parametrize("how", ["ainvoke", "astream"])
+async def test_functional_api_as_in_process(temporal_client: Any, task_queue: str, how: str
+                                            ) -> None:
+    """An @entrypoint's @task calls run as activities of their own, in rounds; their
+    runs are children of the entrypoint's one run, as in-process (and in LangGraph)."""
+    local, remote, worker = _served(functional, temporal_client, task_queue)
+    async with worker:
+        expected = await _local_trees(local, [3, Command(resume=5)], how)
+        got = await _local_trees(remote, [3, Command(resume=5)], how)
+    assert _trees_without_thread(got) == _trees_without_thread(expected)
+    first, second = got
+    assert [c[1] for c in first[-1]] == ["wf"]
+    assert [c[1] for c in first[-1][0][-1]] == ["double"]  # the call, under its caller
+    assert first[-1][0][4] == "GraphInterrupt"
+    assert [c[1] for c in second[-1][0][-1]] == ["double"]  # the first call's is kept
+
+
+async def _lifecycle(graph: Any, how: str, runs: list[tuple[Any, dict[str, Any]]]
+                     ) -> list[tuple[Any, ...]]:
+    """A GraphCallbackHandler's events over `runs` (input, options), each with whether
+    its checkpoint is the thread's latest when told, and its run the graph's run."""
+    config = {"configurable": {"thread_id": f"l-{uuid.uuid4().hex[:8]}"}}
+    handler, tracer = Lifecycle(), Tracer()
+    cfg = {**config, "callbacks": [handler, tracer]}
+    out: list[tuple[Any, ...]] = []
+    for inp, options in runs:
+        told = len(handler.events)
+        if how == "ainvoke":
+            await graph.ainvoke(inp, cfg, **options)
+        else:
+            async for _ in graph.astream(inp, cfg, **options):
+                pass
+        latest = (await graph.aget_state(config)).config["configurable"]["checkpoint_id"]
+        for e in handler.events[told:]:
+            out.append((type(e).__name__, e.status, e.checkpoint_ns,
+                        tuple(i.value for i in getattr(e, "interrupts", ())),
+                        e.run_id == tracer.runs[-1].id,
+                        e.checkpoint_id == latest if isinstance(e, GraphInterruptEvent)
+                        else e.checkpoint_id != latest))
+    return out
+
+
+@pytest.mark.parametrize("how", ["ainvoke", "astream"])
+async def test_graph_callback_handler_as_in_process(temporal_client: Any, task_queue: str,
+                                                    how: str) -> None:
+    """`on_interrupt` at each pause (an interrupt(), a breakpoint before or after a node)
+    and `on_resume` when the run goes on, with the statuses, checkpoints and interrupts
+    in-process gives: the workflow tells the caller, who calls its handlers."""
+    cases = [(routing_graph, [({"x": []}, {}), (Command(resume="yes"), {})],
+              ["pending", None]),
+             (breakpoints, [({"x": []}, {"interrupt_after": ["one"]}), (None, {})],
+              ["interrupt_after", None])]
+    for build, runs, statuses in cases:
+        local, remote, worker = _served(build, temporal_client, task_queue)
+        async with worker:
+            expected = await _lifecycle(local, how, runs)
+            got = await _lifecycle(remote, how, runs)
+        assert got == expected, build.__name__
+        assert [e[1] if e[0] == "GraphInterruptEvent" else None for e in got] == statuses
+        assert all(e[4] and e[5] for e in got)  # the graph's run; the checkpoint it names
+
+
+async def test_events_travel_once(temporal_client: Any, task_queue: str) -> None:
+    """A run with handlers costs its events once: in the node activities' results, read
+    by query when the run stops. Nothing is signalled and no poll is made, so its
+    workflow takes as many tasks as a run without handlers."""
+    _, remote, worker = _served(breakpoints, temporal_client, task_queue)
+
+    async def history(callbacks: list[Any]) -> Any:
+        tid = f"o-{uuid.uuid4().hex[:8]}"
+        await remote.ainvoke({"x": []}, {"configurable": {"thread_id": tid},
+                                         "callbacks": callbacks})
+        handle = temporal_client.get_workflow_handle(remote.gc.workflow_id(tid))
+        return [e.WhichOneof("attributes") for e in (await handle.fetch_history()).events]
+
+    tracer = Tracer()
+    async with worker:
+        plain, heard = await history([]), await history([tracer])
+    assert [c.name for c in tracer.runs[0].child_runs] == ["one"]
+    assert heard == plain
+    assert not any("signal" in e for e in heard)
 
 
 async def test_failures_and_retries_as_in_process(temporal_client: Any, task_queue: str
