@@ -36,7 +36,7 @@ class StreamEvents:
         self.clock = clock
         self._emitted: set[str] = set()  # checkpoints already streamed
         # durability="exit": LangGraph shows each checkpoint of the run with the parent of
-        # the one it started from (it saves none in between).
+        # the one the run started from (it saves none in between).
         self.exiting = False
         self.exit_parent: str | None = None
 
@@ -137,15 +137,25 @@ class StreamEvents:
     def _pending_task(self, t: Task, p: PendingTask | None) -> dict[str, Any]:
         """A checkpoint's next task as LangGraph shows it: with its error, its result or
         the interrupts it waits on (a run resumed from the checkpoint shows them)."""
+        state = self._subgraph_state(t)
         if p is not None and p.status == "failed":
             err = p.error or {}
-            return {"id": t.id, "name": t.name, "state": None,
+            return {"id": t.id, "name": t.name, "state": state,
                     "error": TaskError(err.get("type", "Exception"), err.get("message", ""))}
         result = task_result(self.graph, p.writes) if p and p.status == "done" else None
         interrupts = tuple({"id": i.id, "value": i.value} for i in p.interrupts) if (
             p and p.status == "interrupted") else ()
         return {"id": t.id, "name": t.name, **({"result": result} if result else {}),
-                "interrupts": interrupts, "state": None}
+                "interrupts": interrupts, "state": state}
+
+    def _subgraph_state(self, t: Task) -> dict[str, Any] | None:
+        """A subgraph's task names the subgraph's state by its namespace, as get_state's
+        tasks do (a node that runs a graph, or calls one)."""
+        node = self.graph.nodes.get(t.name)
+        sub = None if node is None else node.fn if node.is_subgraph else node.calls_graph
+        if getattr(sub, "spec", None) is None:
+            return None
+        return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": t.ns}}
 
 
 def _shown_result(graph: GraphSpec, writes: Sequence[Write]) -> Any:
