@@ -84,9 +84,6 @@ ON_TEMPORAL_DIFFERS = {
     "test_pregel_async_functional::test_imp_task_cancel": (
         "on Temporal a call runs as an activity once its caller waits for it, so a call "
         "cancelled before that never starts (the test counts it as started)"),
-    "test_pregel_functional::test_falsy_return_from_task": (
-        "streams with durability='exit': on Temporal the history keeps every step, so the "
-        "resumed run's last checkpoint chunk has a parent_config"),
 }
 
 
