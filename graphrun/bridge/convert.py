@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, cast
@@ -16,6 +17,7 @@ from langgraph.graph.state import StateGraph as LGStateGraph
 from graphrun import channels as gr_channels
 from graphrun.bridge import _langgraph as private
 from graphrun.bridge import run
+from graphrun.bridge.called import stateful_graph_called_by
 from graphrun.bridge.errors import langgraph_errors
 from graphrun.bridge.run import node_finished
 from graphrun.bridge.saver import LangGraphSaver, saved
@@ -209,6 +211,9 @@ def _add_node(b: StateGraph, lg: Any, name: str, spec: Any, managed: Mapping[str
                timeout=run.timeout_policy(getattr(spec, "timeout", None)), defer=spec.defer,
                input_schema=input_schema, error_handler=handler,
                cache_policy=_cache(spec.cache_policy))
+    body = getattr(runnable, "func", None) or getattr(runnable, "afunc", None)
+    if body is not None and (sub := stateful_graph_called_by(body)) is not None:
+        b.nodes[name] = dataclasses.replace(b.nodes[name], calls_graph=sub)
 
 
 def node_function(runnable: Any, managed: Mapping[str, Any], name: str) -> Any:

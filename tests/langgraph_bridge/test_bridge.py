@@ -149,6 +149,40 @@ def test_the_langgraph_saver_keeps_the_thread() -> None:
         (), ("sub",), ("first",), ("__start__",)]
 
 
+def test_a_stateful_langgraph_graph_a_node_invokes_is_the_tasks_subgraph() -> None:
+    class Sub(TypedDict, total=False):
+        bar: str
+        baz: str
+
+    def s1(s: Sub) -> dict[str, Any]:
+        return {"baz": interrupt("baz?")}
+
+    sb = StateGraph(Sub)
+    sb.add_node("s1", s1)
+    sb.add_node("s2", lambda s: {"bar": s["bar"] + s["baz"]})
+    sb.add_edge(START, "s1")
+    sb.add_edge("s1", "s2")
+    subgraph = sb.compile(checkpointer=True)  # its state is its parent's to keep
+
+    class P(TypedDict):
+        foo: str
+
+    def node(s: P) -> dict[str, Any]:
+        return {"foo": subgraph.invoke({"bar": s["foo"]})["bar"]}
+
+    b = StateGraph(P)
+    b.add_node("node", node)
+    b.add_edge(START, "node")
+    lg, gr = _both(b, {"foo": "foo"}, Command(resume="baz"), {"foo": "again"})
+    assert gr == lg
+    assert lg[1] == {"foo": "foobaz"}
+
+    graph = from_langgraph(b.compile(checkpointer=InMemorySaver()))
+    cfg = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"foo": "foo"}, cfg)
+    assert graph.get_state(cfg, subgraphs=True).tasks[0].state.values == {"bar": "foo"}
+
+
 def test_a_langgraph_subgraph_node_is_bridged_and_its_question_surfaces() -> None:
     def inner(s: S) -> dict[str, Any]:
         return {"x": interrupt("inner?")}

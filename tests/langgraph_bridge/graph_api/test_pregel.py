@@ -144,16 +144,6 @@ pytestmark = pytest.mark.anyio
 logger = logging.getLogger(__name__)
 
 # graphrun: why a test fails through the bridge (strict xfail).
-SUBGRAPH_IN_NODE = (
-    "a LangGraph graph that a node's own code invokes (`subgraph.invoke(...)`) runs on "
-    "LangGraph, nested in the graphrun task (its chunks stream into the task's), not as "
-    "a graphrun subgraph, so the bridge has no state of it to show: "
-    "get_state(subgraphs=True).tasks[0].state is None (here the test's routing happens "
-    "to run it on graphrun, which from_langgraph cannot see; outside the tests a "
-    "compile(checkpointer=True) graph so invoked finds no LangGraph parent checkpointer "
-    "in the task's config and raises)"
-)
-
 DEBUG_SUBGRAPHS = (
     "stream_mode='debug' with subgraphs=True: a subgraph's own checkpoint events are not "
     "streamed (a subgraph node's run is not asked for 'debug' chunks, so only namespace "
@@ -1484,7 +1474,6 @@ def test_subgraph_durability_inherited(durability: Durability) -> None:
         assert len(checkpoints) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=SUBGRAPH_IN_NODE)
 def test_subgraph_checkpoint_true_interrupt(
     sync_checkpointer: BaseCheckpointSaver, durability: Durability
 ) -> None:

@@ -7,8 +7,8 @@ async-only graph-API tests whose name contains "interrupt"
 `test_node_not_cancelled_on_other_node_interrupted`, `test_send_react_interrupt`,
 `test_graph_error_handler_does_not_swallow_interrupt_concurrent`); bodies and
 LangGraph imports as upstream (unused imports dropped, `tests.` helpers made
-relative). Every ported test passes on plain LangGraph; the ones that fail through
-the bridge are strict xfails, reasons below the imports. Not ported:
+relative). Every ported test passes on plain LangGraph, and through the bridge.
+Not ported:
 
 - `test_interrupt_functional`, `test_interrupt_task_functional`,
   `test_multiple_interrupts_functional`, `test_multiple_interrupts_functional_cache`,
@@ -66,17 +66,6 @@ from .messages import (
 logger = logging.getLogger(__name__)
 
 pytestmark = pytest.mark.anyio
-
-# graphrun: why a test fails through the bridge (strict xfail).
-SUBGRAPH_IN_NODE = (
-    "a LangGraph graph that a node's own code invokes (`subgraph.invoke(...)`) runs on "
-    "LangGraph, nested in the graphrun task (its chunks stream into the task's), not as "
-    "a graphrun subgraph, so the bridge has no state of it to show: "
-    "get_state(subgraphs=True).tasks[0].state is None (here the test's routing happens "
-    "to run it on graphrun, which from_langgraph cannot see; outside the tests a "
-    "compile(checkpointer=True) graph so invoked finds no LangGraph parent checkpointer "
-    "in the task's config and raises)"
-)
 
 NEEDS_CONTEXTVARS = pytest.mark.skipif(
     sys.version_info < (3, 11),
@@ -868,7 +857,6 @@ async def test_send_react_interrupt(async_checkpointer: BaseCheckpointSaver) -> 
 
 
 @NEEDS_CONTEXTVARS
-@pytest.mark.xfail(strict=True, reason=SUBGRAPH_IN_NODE)
 async def test_subgraph_checkpoint_true_interrupt(
     async_checkpointer: BaseCheckpointSaver, durability: Durability
 ) -> None:
