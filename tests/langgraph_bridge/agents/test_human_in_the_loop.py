@@ -7,6 +7,8 @@ the stored versions seen -- an older one, e0f02c579099894548cf457c22cb6dc30f6a69
 lacks the `respond` / `interrupt_when` tests). Test bodies and imports unchanged.
 Note: every upstream test here calls `middleware.after_model` directly with a
 patched `interrupt`; none compiles a graph, so these do not exercise graphrun.
+The tests of `interrupt_mode="per_call"` (a newer blob) are in
+test_human_in_the_loop_per_call.py.
 
 Not ported (each fails on plain LangGraph + langchain 1.5.2 too):
 - test_human_in_the_loop_middleware_single_tool_edit: 1.5.2 applies `edit` when the tool runs, after_model keeps the original args.
