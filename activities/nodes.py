@@ -126,15 +126,17 @@ async def run_node(call: NodeCall) -> NodeResult:
             if node.is_async:
                 result = await arun_task(spec, task_call, config, resume_map=resume_map,
                                          live=live, trace=trace, store=store)
-            elif trace is not None:  # as the caller's async run reports it (a sync node's
-                # output streamed, a subgraph run async), on a loop of its own
+            elif relayed is None and trace is not None:  # a streaming handler's: as the
+                # caller's async run reports it (a sync node's output streamed, a subgraph
+                # run async), on a loop of its own
                 result = await _in_thread(threads, asyncio.run, arun_task(
                     spec, task_call, config, resume_map=resume_map, live=live, trace=trace,
                     store=store))
             else:  # a sync node (or a subgraph, whose nodes may be sync) must not block
                 # the worker's event loop: heartbeats and other activities run there
                 result = await _in_thread(threads, run_task, spec, task_call, config,
-                                          resume_map=resume_map, live=live, store=store)
+                                          resume_map=resume_map, live=live, trace=trace,
+                                          store=store)
     except BaseException:  # cancelled: no result carries the runs, so a signal does
         await _signal_relayed(relayed, task_call.task)
         raise
