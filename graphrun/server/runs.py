@@ -77,7 +77,8 @@ class RunCreate(shapes.RequestBody):
     webhook: str | None = None
     feedback_keys: list[str] | None = None
     # Every superstep's checkpoint is in the thread's workflow history before the next
-    # step starts: "sync" durability, whatever is asked ("async" and "exit" ask for less).
+    # step starts ("sync"; "async" asks for less). "exit" (or checkpoint_during false):
+    # the thread keeps only the checkpoint the run stops at, as LangGraph's.
     durability: Literal["sync", "async", "exit"] | None = None
     checkpoint_during: bool | None = None
     strict_resume: bool | None = None
@@ -118,6 +119,9 @@ def _options(body: RunCreate) -> dict[str, Any]:
         out["interrupt_before"] = body.interrupt_before
     if body.interrupt_after is not None:
         out["interrupt_after"] = body.interrupt_after
+    if body.durability == "exit" or (body.durability is None
+                                     and body.checkpoint_during is False):
+        out["durability"] = "exit"
     return out
 
 

@@ -51,6 +51,29 @@ async def test_background_run_is_recorded_joined_and_listed(api_url: str) -> Non
     assert (await client.threads.get_state(tid))["values"]["status"] == "charged"
 
 
+@pytest.mark.filterwarnings("ignore:`checkpoint_during` is deprecated:DeprecationWarning")
+async def test_durability_exit_keeps_where_the_runs_stop(api_url: str) -> None:
+    """durability="exit" (and checkpoint_during=False): the thread keeps the checkpoint
+    each run stopped at, the first with no parent, as LangGraph's server does."""
+    client = get_client(url=api_url)
+    histories = {}
+    for asked in ({"durability": "sync"}, {"durability": "exit"},
+                  {"checkpoint_during": False}):
+        tid = str(uuid.uuid4())
+        await client.runs.wait(tid, "purchase", input=PURCHASE, if_not_exists="create",
+                               **asked)
+        await client.runs.wait(tid, "purchase", command={"resume": True}, **asked)
+        histories[str(asked)] = await client.threads.get_history(tid)
+    sync, *exits = histories.values()
+    assert len(sync) > 2
+    for history in exits:
+        paused, done = history[::-1]
+        assert paused["next"] and paused["parent_checkpoint"] is None
+        assert not done["next"] and done["values"]["status"] == "charged"
+        assert done["parent_checkpoint"]["checkpoint_id"] == paused["checkpoint"][
+            "checkpoint_id"]
+
+
 async def test_unknown_run_and_unknown_thread_are_404(api_url: str) -> None:
     async with httpx.AsyncClient(base_url=api_url) as http:
         missing = await http.get(f"/threads/{uuid.uuid4()}/runs/{uuid.uuid4()}")
