@@ -148,7 +148,9 @@ async def run_node(call: NodeCall) -> NodeResult:
         error = result.exception
         policy = matching_policy(node.retry_policy, error)
         retry = policy is not None and activity.info().attempt < policy.max_attempts
-        if not retry and node.error_handler is not None:  # its retries are used up
+        if not retry and node.error_handler_node is not None and not call.handler_apart:
+            # Its retries are used up, and its workflow (an older one) has the handler
+            # run here; newer ones run it as a task of its own.
             result = await _in_thread(threads, handle_error, spec, task_call, config, result,
                                       store)
     if result.exception is not None:

@@ -149,6 +149,8 @@ class TaskCall:
     remaining_steps: int = 25  # supersteps the run may still take, this one included
     # The checkpoints its subgraphs run from, by namespace (engine.RunOptions).
     subgraph_checkpoints: dict[str, str] = field(default_factory=dict)
+    # An error handler's task: the NodeError it handles (its `error` parameter).
+    node_error: Any = None
 
 
 @dataclass

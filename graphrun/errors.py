@@ -7,6 +7,7 @@
     ├── EmptyInputError (ValueError)        nothing to run
     ├── GraphRecursionError (RecursionError) too many supersteps
     ├── NodeFailedError                     a node exhausted its retries
+    ├── ReportedError                       an exception known by its type's name and message
     ├── NodeTimeoutError                    an attempt ran past its TimeoutPolicy
     ├── NodeCancelledError                  a node raised asyncio.CancelledError itself
     ├── StepTimeoutError (TimeoutError)     a superstep ran past the graph's step_timeout
@@ -99,10 +100,26 @@ class SetupError(GraphrunError):
     Temporal Cloud, tcld and the Cloud UI) fixes it (graphrun.namespace)."""
 
 
+class ReportedError(GraphrunError):
+    """An exception known by its type's name and message only: what an error handler
+    gets as `error.error` where the exception itself could not come along (on Temporal,
+    where the handler runs in an activity of its own, or on a resume after the handler
+    failed). No class is rebuilt from data; `str()` is the exception's message."""
+
+    def __init__(self, error_type: str, error_message: str) -> None:
+        super().__init__(error_message)
+        self.error_type = error_type
+        self.error_message = error_message
+
+    def __repr__(self) -> str:
+        return f"{self.error_type}({self.error_message!r})"
+
+
 @dataclass(frozen=True)
 class NodeError:
     """What a node's error handler is given (as its `error` parameter): which node
-    failed, and with what exception, once its retries were used up."""
+    failed, and with what exception, once its retries were used up (a ReportedError
+    where only its type's name and message are known)."""
 
     node: str
     error: BaseException

@@ -32,6 +32,10 @@ from graphrun.types import END, START, RetryPolicy, TimeoutPolicy
 
 Reducer = Callable[[Any, Any], Any]
 
+# The nodes error handlers become (LangGraph's names).
+ERROR_HANDLER_PREFIX = "__error_handler__"
+DEFAULT_ERROR_HANDLER = "__default_error_handler__"
+
 
 def activity_timeout_of(timeout: Any) -> timedelta | None:
     """On Temporal: the start-to-close timeout (a timedelta is only that, as before)."""
@@ -74,6 +78,17 @@ def _runnable_node(runnable: Any) -> Callable[..., Any]:
 
     node.__name__ = getattr(runnable, "name", None) or type(runnable).__name__
     return node
+
+
+def _handler_spec(name: str, handler: Any, input_schema: Any) -> NodeSpec:
+    """An error handler's node: it reads what the failed node read, and gets the failure
+    as its `error: NodeError` parameter."""
+    fn = (_runnable_node(handler) if not callable(handler)
+          and callable(getattr(handler, "invoke", None)) else handler)
+    return NodeSpec(name=name, fn=fn, input_schema=input_schema,
+                    input_keys=tuple(state_fields(input_schema)) if input_schema else None,
+                    injects=injected(fn), is_async=is_async_callable(fn),
+                    is_error_handler=True)
 
 
 def _graph_in_closure(fn: Any) -> Any:
@@ -189,7 +204,11 @@ class StateGraph:
         nothing else to do (LangGraph's). `cache_policy=CachePolicy(...)` caches the
         node's writes by its input in the graph's `compile(cache=...)` (see
         graphrun.cache). `trace_policy=TracePolicy(...)` changes what tracers record
-        of the node's run (LangGraph's). Unknown LangGraph options are ignored.
+        of the node's run (LangGraph's). `error_handler=fn` adds a node
+        `__error_handler__<node>` that runs `fn` (given the failure as an `error:
+        NodeError` parameter) when the node fails once its retries are used up, in the
+        same step, and what it returns stands for the node's output (LangGraph's).
+        Unknown LangGraph options are ignored.
         """
         if not isinstance(node, str):
             action = node
@@ -230,13 +249,22 @@ class StateGraph:
                 self._add_schema(hint)
         self.schemas.append(action.spec.types if isinstance(action, CompiledStateGraph) else
                             input_schema)
+        handler_node = None
+        if (handler := kwargs.get("error_handler")) is not None:
+            # A node of its own, as LangGraph's: it runs in the failed task's step.
+            handler_node = f"{ERROR_HANDLER_PREFIX}{node}"
+            if handler_node in self.nodes:
+                raise GraphValidationError(
+                    f"Auto-generated error handler node {handler_node!r} already exists. "
+                    f"Rename that node.")
+            self.nodes[handler_node] = _handler_spec(handler_node, handler, input_schema)
         self.nodes[node] = NodeSpec(
             name=node, fn=action, retry_policy=policies, metadata=dict(metadata or {}),
             input_schema=input_schema,
             input_keys=tuple(state_fields(input_schema)) if input_schema else None,
             timeout=activity_timeout_of(timeout), local=local,
             heartbeat_timeout=heartbeat_timeout or heartbeat_timeout_of(timeout),
-            timeout_policy=_policy(timeout), error_handler=kwargs.get("error_handler"),
+            timeout_policy=_policy(timeout), error_handler_node=handler_node,
             injects=() if is_sub else injected(action),
             is_async=False if is_sub else is_async_callable(action), is_subgraph=is_sub,
             defer=bool(kwargs.get("defer")), reads_state=getattr(action, "reads_state", False),
@@ -264,23 +292,27 @@ class StateGraph:
         return self
 
     def nodes_with_defaults(self) -> dict[str, NodeSpec]:
-        """The nodes as compiled: `set_node_defaults` fills what a node left unset."""
+        """The nodes as compiled: `set_node_defaults` fills what a node left unset (as
+        LangGraph: retries and timeouts for every node, handlers included; the default
+        error handler, a node `__default_error_handler__`, and the cache for the others)."""
         d = self.node_defaults
-        # LangGraph names the handlers' nodes so; a user node may not take those names.
-        reserved = {f"__error_handler__{n}" for n, s in self.nodes.items() if s.error_handler}
+        nodes = dict(self.nodes)
+        default = None
         if "error_handler" in d:
-            reserved.add("__default_error_handler__")
-        if taken := sorted(reserved & set(self.nodes)):
-            raise GraphValidationError(
-                f"Node name {taken[0]!r} is reserved for an error handler; rename the node.")
+            default = DEFAULT_ERROR_HANDLER
+            if default in nodes:
+                raise GraphValidationError(
+                    f"Node name {default!r} is reserved for the default error handler "
+                    f"(set_node_defaults(error_handler=...)); rename the node.")
+            nodes[default] = _handler_spec(default, d["error_handler"], None)
         out = {}
-        for name, spec in self.nodes.items():
+        for name, spec in nodes.items():
             changes: dict[str, Any] = {}
             if "retry_policy" in d and not spec.retry_policy:
                 changes["retry_policy"] = d["retry_policy"]
-            if "error_handler" in d and spec.error_handler is None:
-                changes["error_handler"] = d["error_handler"]
-            if "cache_policy" in d and spec.cache_policy is None:
+            if default and not spec.is_error_handler and spec.error_handler_node is None:
+                changes["error_handler_node"] = default
+            if "cache_policy" in d and spec.cache_policy is None and not spec.is_error_handler:
                 changes["cache_policy"] = d["cache_policy"]
             if "timeout" in d and spec.timeout_policy is None and spec.timeout is None:
                 t = d["timeout"]

@@ -31,7 +31,7 @@ from graphrun.engine import Run, RunOptions, TaskCall, TaskResult, Thread
 from graphrun.errors import GraphDrained, GraphInterrupt
 from graphrun.limits import alimited, limited, slots_for, timed_out
 from graphrun.runnable import RunnableGraph, graph_output, stream_parts
-from graphrun.runner import arun_task, handle_error, node_writes, run_task
+from graphrun.runner import arun_task, node_writes, run_task
 from graphrun.runtime import merging_thread
 from graphrun.spec import GraphSpec
 from graphrun.task import current_task
@@ -230,23 +230,25 @@ class CompiledStateGraph(RunnableGraph):
             calls = [run.call_for(t) for t in tasks]
             results: list[TaskResult] = []
             if len(calls) == 1 and not timeout:
-                results = [limited(slots, self._execute, calls[0], run, config, live, trace)]
+                results = limited(slots, self._handling, calls[0], run, config, live, trace)
             else:  # a step's nodes run at the same time, each in a thread (LangGraph)
                 pool = ThreadPoolExecutor(max_workers=len(calls))
                 futures = {pool.submit(contextvars.copy_context().run, limited, slots,
-                                       self._execute, c, run, config, live, trace): c.task
+                                       self._handling, c, run, config, live, trace): c.task
                            for c in calls}
                 taken: set[Any] = set()
                 try:
                     # as_completed's timeout counts from the step's start (LangGraph's too)
                     for future in as_completed(futures, timeout=timeout or None):
                         taken.add(future)
-                        results.append(future.result())
-                        run.task_finished(results[-1])
+                        for result in future.result():
+                            results.append(result)
+                            run.task_finished(result)
                         yield self._drain(run)
                 except TimeoutError:
                     late = [f for f in futures if f not in taken]
-                    results += [f.result() for f in late if f.done() and not f.cancelled()]
+                    results += [r for f in late if f.done() and not f.cancelled()
+                                for r in f.result()]
                     # A thread cannot be stopped: a node still running ends unheard.
                     results += timed_out([futures[f] for f in late if not f.done()
                                           or f.cancelled()], timeout)
@@ -271,7 +273,7 @@ class CompiledStateGraph(RunnableGraph):
             stepped = True
             yield self._drain(run)  # the tasks' start, before what they stream live
             # The first node to fail cancels its unfinished siblings (LangGraph).
-            of = {asyncio.ensure_future(alimited(slots, self._aexecute(
+            of = {asyncio.ensure_future(alimited(slots, self._ahandling(
                 run.call_for(t), run, config, live, trace))): t for t in tasks}
             pending = set(of)
             results: list[TaskResult] = []
@@ -286,16 +288,17 @@ class CompiledStateGraph(RunnableGraph):
                             p.cancel()
                         await asyncio.gather(*pending, return_exceptions=True)
                         ended = [p for p in pending if not p.cancelled() and not p.exception()]
-                        results += [p.result() for p in ended]
+                        results += [r for p in ended for r in p.result()]
                         results += timed_out([of[p] for p in pending if p not in ended],
                                              timeout)
                         pending = set()
                         break
                     for d in done:
-                        results.append(d.result())
-                        run.task_finished(results[-1])
+                        for result in d.result():
+                            results.append(result)
+                            run.task_finished(result)
                     yield self._drain(run)  # chunks as tasks finish
-                    if any(r.error for r in results):
+                    if any(run.fails(r) for r in results):
                         for p in pending:
                             p.cancel()
                         await asyncio.gather(*pending, return_exceptions=True)
@@ -342,6 +345,27 @@ class CompiledStateGraph(RunnableGraph):
             raise ValueError("No cache is set for this graph. Cannot clear cache.")
         await self.cache.aclear(caching.namespaces(self.spec, nodes))
 
+    def _handling(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None,
+                  live: Live | None = None, trace: tracing.GraphRun | None = None
+                  ) -> list[TaskResult]:
+        """A task's result, then its error handler's when it failed and its node has one
+        (run at once, in the same step, while the other tasks go on: LangGraph's)."""
+        result = self._execute(call, run, config, live, trace)
+        handler = run.error_handler(call.task, result)
+        if handler is None:
+            return [result]
+        return [result, *self._handling(run.call_for(handler), run, config, live, trace)]
+
+    async def _ahandling(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None,
+                         live: Live | None = None, trace: tracing.GraphRun | None = None
+                         ) -> list[TaskResult]:
+        result = await self._aexecute(call, run, config, live, trace)
+        handler = run.error_handler(call.task, result)
+        if handler is None:
+            return [result]
+        return [result, *await self._ahandling(run.call_for(handler), run, config, live,
+                                               trace)]
+
     def _execute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None,
                  live: Live | None = None, trace: tracing.GraphRun | None = None
                  ) -> TaskResult:
@@ -368,7 +392,7 @@ class CompiledStateGraph(RunnableGraph):
                               trace=trace, store=self._store())
             delay = _retry_delay(result, policies, attempt)
             if delay is None:
-                return self._handled(call, config, result)
+                return result
             time.sleep(delay)
 
     async def _aexecute(self, call: TaskCall, run: Run, config: Mapping[str, Any] | None,
@@ -397,15 +421,8 @@ class CompiledStateGraph(RunnableGraph):
                                      live=live, trace=trace, store=self._store())
             delay = _retry_delay(result, policies, attempt)
             if delay is None:
-                return self._handled(call, config, result)
+                return result
             await asyncio.sleep(delay)
-
-    def _handled(self, call: TaskCall, config: Mapping[str, Any] | None,
-                 result: TaskResult) -> TaskResult:
-        """A failed node with an error handler: the handler's result stands instead."""
-        if result.exception is None or self.spec.nodes[call.task.name].error_handler is None:
-            return result
-        return handle_error(self.spec, call, config, result, store=self._store())
 
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None, *,
                version: str = "v1", **options: Any) -> Any:
@@ -785,10 +802,10 @@ class CompiledStateGraph(RunnableGraph):
         return self.bulk_update_state(config, supersteps)
 
     def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
-        return _json_schema(self.spec.input_type, "LangGraphInput")
+        return _json_schema(self.spec.input_type, "LangGraphInput", self.spec.is_root)
 
     def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
-        return _json_schema(self.spec.output_type, "LangGraphOutput")
+        return _json_schema(self.spec.output_type, "LangGraphOutput", self.spec.is_root)
 
     def get_context_jsonschema(self) -> dict[str, Any] | None:
         schema = self.spec.builder.context_schema
@@ -901,10 +918,16 @@ def _retry_delay(result: TaskResult, policies: Sequence[RetryPolicy], attempt: i
     return retry_delay(policy, attempt, random.uniform(0, 1))
 
 
-def _json_schema(annotation: Any, title: str) -> dict[str, Any]:
+def _json_schema(annotation: Any, title: str, one_value: bool = False) -> dict[str, Any]:
     """An annotation's JSON Schema, titled as LangGraph titles a graph's input/output."""
-    from pydantic import PydanticUserError, TypeAdapter, create_model
+    from pydantic import PydanticUserError, RootModel, TypeAdapter, create_model
 
+    if one_value and not hasattr(annotation, "__annotations__"):  # LangGraph's root model
+        value = typing.get_args(annotation)[0] if typing.get_origin(
+            annotation) is typing.Annotated else annotation
+        root: Any = create_model(title, __base__=RootModel[value],  # type: ignore[valid-type]
+                                 root=(value, None))
+        return {**root.model_json_schema(), "title": title}
     try:
         adapter: Any = TypeAdapter(annotation)
     except PydanticUserError:  # a typing.TypedDict before Python 3.12: as a model of its keys

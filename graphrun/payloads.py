@@ -21,6 +21,7 @@ from graphrun import serde
 from graphrun.channels import MISSING
 from graphrun.checkpoint import Task, TaskCall, TaskResult
 from graphrun.declared import DeclaredTypes
+from graphrun.errors import NodeError, ReportedError
 from graphrun.types import PUSH
 
 
@@ -75,6 +76,11 @@ class NodeCall(_Wire):
     # a caller whose handlers stream (astream_events): outputs and tokens streamed too.
     callbacks: str = ""
     subgraph_checkpoints: dict[str, str] = {}  # TaskCall.subgraph_checkpoints
+    # An error handler's task: the error it handles, {"node", "type", "message"}.
+    node_error: dict[str, str] | None = None
+    # The workflow runs a failed node's error handler as a task of its own; older
+    # workflows (False) ask the node's activity to run it in the failed task.
+    handler_apart: bool = False
     durability: str | None = None  # the run's (TaskCall.durability): its subgraphs keep it
 
 
@@ -113,7 +119,24 @@ def node_call(call: TaskCall, task: dict[str, Any], *, counts_steps: bool,
         calls=serde.dumps(call.calls), target=call.target, fresh_calls=call.fresh_calls,
         subgraph_checkpoints=call.subgraph_checkpoints,
         remaining_steps=call.remaining_steps if counts_steps else None,
-        durability=call.durability, **where)
+        node_error=_error_to_wire(call.node_error), durability=call.durability, **where)
+
+
+def _error_to_wire(e: NodeError | None) -> dict[str, str] | None:
+    if e is None:
+        return None
+    error = e.error
+    if isinstance(error, ReportedError):  # rebuilt from data already: its own parts
+        return {"node": e.node, "type": error.error_type, "message": error.error_message}
+    return {"node": e.node, "type": type(error).__name__, "message": str(error)}
+
+
+def _error_from_wire(d: dict[str, str] | None) -> NodeError | None:
+    """The error an error handler handles, from data: its class is not rebuilt (data
+    never names code), a ReportedError names it."""
+    if d is None:
+        return None
+    return NodeError(d["node"], ReportedError(d["type"], d["message"]))
 
 
 def task_call(call: NodeCall, task: Task, types: DeclaredTypes, *, attempt: int,
@@ -130,7 +153,7 @@ def task_call(call: NodeCall, task: Task, types: DeclaredTypes, *, attempt: int,
         target=list(call.target), subgraph_checkpoints=dict(call.subgraph_checkpoints),
         fresh_calls=None if call.fresh_calls is None else list(call.fresh_calls),
         remaining_steps=25 if call.remaining_steps is None else call.remaining_steps,
-        durability=call.durability)
+        node_error=_error_from_wire(call.node_error), durability=call.durability)
 
 
 def node_result(result: TaskResult, types: DeclaredTypes, *, stream: bool,

@@ -36,7 +36,7 @@ from graphrun.errors import (
     ParentCommand,
     TargetReached,
 )
-from graphrun.runtime import ExecutionInfo, Runtime, coerce_context, injected, server_info_of
+from graphrun.runtime import ExecutionInfo, Runtime, coerce_context, server_info_of
 from graphrun.spec import GraphSpec, goto_writes
 from graphrun.task import CURRENT
 from graphrun.types import END, PUSH, START, Command, Interrupt, Send, TimeoutPolicy
@@ -251,7 +251,8 @@ def _context(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None,
                        resume=list(call.resume), null_resume=call.null_resume,
                        resume_map=resume_map, nested=dict(call.nested), live=live,
                        calls=call.calls, target=list(call.target),
-                       inline_calls=CALLS_INLINE.get(), store=store)
+                       inline_calls=CALLS_INLINE.get(), store=store,
+                       node_error=call.node_error)
 
 
 def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None = None, *,
@@ -270,7 +271,9 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
             from graphrun import callbacks as tracing
 
             ctx.run, ctx.config = tracing.start_run(ctx.config, _shown_input(ctx),
-                                                    call.task.name)
+                                                    call.task.name, _policy(ctx))
+        else:
+            _process_untraced(ctx, "process_inputs")
         undo = _stream_messages(ctx, config)
         node = graph.nodes[call.task.name]
         try:
@@ -294,7 +297,9 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
             from graphrun import callbacks as tracing
 
             if not _goes_on(ctx):
-                tracing.end_run(ctx.run, ctx.error, ctx.output)
+                tracing.end_run(ctx.run, ctx.error, ctx.output, _policy(ctx))
+        elif ctx.output is not MISSING:
+            _process_untraced(ctx, "process_outputs")
 
 
 async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None = None,
@@ -311,7 +316,9 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
             from graphrun import callbacks as tracing
 
             ctx.run, ctx.config = await tracing.astart_run(ctx.config, _shown_input(ctx),
-                                                           call.task.name)
+                                                           call.task.name, _policy(ctx))
+        else:
+            _process_untraced(ctx, "process_inputs")
         undo = _stream_messages(ctx, config)
         node = graph.nodes[call.task.name]
         try:
@@ -345,7 +352,9 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
 
             if not _goes_on(ctx):
                 await tracing.aend_run(ctx.run, ctx.error, ctx.output,
-                                       stream=tracing.streams(trace))
+                                       stream=tracing.streams(trace), policy=_policy(ctx))
+        elif ctx.output is not MISSING:
+            _process_untraced(ctx, "process_outputs")
 
 
 def _nothing() -> None:
@@ -363,6 +372,22 @@ def _traced(graph: GraphSpec, ctx: TaskContext, trace: Any) -> bool:
     """Whether the task gets a chain run: every node's, START's only when it routes
     (LangGraph runs START's writes untraced)."""
     return trace is not None and (ctx.call.task.name != START or START in graph.branches)
+
+
+def _policy(ctx: TaskContext) -> Any:
+    node = ctx.graph.nodes.get(ctx.call.task.name)
+    return None if node is None else node.trace_policy
+
+
+def _process_untraced(ctx: TaskContext, which: str) -> None:
+    """A TracePolicy's processor runs even when nothing traces, as LangGraph's does (so a
+    processor that fails shows in the log without tracing on)."""
+    process = getattr(_policy(ctx), which, None)
+    if process is not None:
+        from graphrun import callbacks as tracing
+
+        tracing.recorded(_shown_input(ctx) if which == "process_inputs" else ctx.output,
+                         process)
 
 
 def _shown_input(ctx: TaskContext) -> Any:
@@ -739,17 +764,19 @@ def _entered(manager: contextlib.AbstractContextManager[Any]) -> Callable[[], No
 # -- error handlers ------------------------------------------------------------------
 def handle_error(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None,
                  failed: TaskResult, store: Any = None) -> TaskResult:
-    """The result of a node's error handler, run in the failed task once its retries are
-    used up: what it returns (an update, a Command) replaces the node's output."""
+    """The result of a node's error handler run in the failed task, as workflows made
+    before error handlers were nodes of their own still ask the node activity to: what
+    it returns (an update, a Command) replaces the node's output."""
     node = graph.nodes[call.task.name]
+    assert node.error_handler_node is not None
     ctx = _context(graph, call, config, {}, None, store=store)
     ctx.node_error = NodeError(node.name, failed.exception or RuntimeError(
         f"{(failed.error or {}).get('type')}: {(failed.error or {}).get('message')}"))
     token = CURRENT.set(ctx)
     try:
-        handler = node.error_handler
-        assert handler is not None
-        out = handler(_node_input(ctx), **ctx.kwargs(injected(handler)))
+        handler = graph.nodes[node.error_handler_node]
+        assert handler.fn is not None
+        out = handler.fn(_node_input(ctx), **ctx.kwargs(handler.injects))
         if inspect.isawaitable(out):
             out = _settled(out)
         writes, update = _output_writes(graph, node.name, out)

@@ -50,7 +50,10 @@ class NodeSpec:
     timeout: timedelta | None = None  # the activity's start-to-close timeout on Temporal
     heartbeat_timeout: timedelta | None = None
     timeout_policy: TimeoutPolicy | None = None  # enforced on each attempt (async nodes)
-    error_handler: Callable[..., Any] | None = None  # runs when retries are used up
+    # The node that handles its error once its retries are used up (LangGraph's
+    # `__error_handler__<node>` or `__default_error_handler__`); a handler has none.
+    error_handler_node: str | None = None
+    is_error_handler: bool = False
     local: bool | None = None
     injects: tuple[str, ...] = ()  # config / runtime / writer / store, passed by name
     is_async: bool = False
@@ -121,7 +124,8 @@ def state_fields(schema: Any) -> dict[str, Any]:
             f"a pydantic model or a dataclass.") from exc
     if hasattr(schema, "model_fields"):  # pydantic: keep declared fields only
         return {k: hints.get(k, Any) for k in schema.model_fields}
-    return {k: v for k, v in hints.items() if not k.startswith("__")}
+    # LangGraph's rule: a lone `__root__` key is a one-value state (its legacy spelling).
+    return {k: v for k, v in hints.items() if k != "__slots__"}
 
 
 def channel_for(key: str, annotation: Any) -> Channel:
@@ -234,7 +238,9 @@ class GraphSpec:
             if n in nodes and n != START and not nodes[n].is_subgraph:
                 nodes[n] = dataclasses.replace(nodes[n], reads_state=True)
         triggers: dict[str, list[str]] = {START: [START]}
-        for n, node in b.nodes.items():
+        for n, node in nodes.items():
+            if n == START:
+                continue
             chan = f"branch:to:{n}"
             channels[chan] = (AfterFinish(chan, EphemeralValue(chan)) if node.defer
                               else EphemeralValue(chan))
@@ -245,7 +251,7 @@ class GraphSpec:
                 continue
             chan = f"join:{'+'.join(starts)}:{end}"
             barrier = NamedBarrierValue(chan, starts)
-            channels[chan] = AfterFinish(chan, barrier) if b.nodes[end].defer else barrier
+            channels[chan] = AfterFinish(chan, barrier) if nodes[end].defer else barrier
             triggers[end].append(chan)
             for s in starts:
                 joins.setdefault(s, []).append(chan)

@@ -65,12 +65,13 @@ def step_timeout(item: Invocation) -> float | None:
 async def within(timeout: float, tasks: list[engine.Task],
                  work: list[Any]) -> list[engine.TaskResult]:
     """A step's results, or at `timeout` (a durable timer) the finished ones and a
-    StepTimeoutError for each task still running, whose activity is cancelled."""
+    StepTimeoutError for each task still running, whose activity is cancelled. Each of
+    `work` gives its task's results (the task's, and its error handler's)."""
     running = [asyncio.ensure_future(w) for w in work]
     _done, late = await workflow.wait(running, timeout=timeout)
     for f in late:
         f.cancel()
     await asyncio.gather(*late, return_exceptions=True)
-    finished = [f.result() for f in running if f not in late]
+    finished = [r for f in running if f not in late for r in f.result()]
     return finished + timed_out([t for t, f in zip(tasks, running, strict=True)
                                  if f in late], timeout)

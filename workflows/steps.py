@@ -36,6 +36,9 @@ LIVENESS_TIMEOUT = timedelta(seconds=20)
 # Attempts Temporal makes when the worker, not the node, fails (lost worker, timeouts):
 # a node's own exceptions follow its RetryPolicy (once, without one), as in LangGraph.
 INFRA_ATTEMPTS = 3
+# A failed node's error handler runs as a task of its own (its activity), not inside the
+# node's activity as older histories have it.
+HANDLER_NODES = "graphrun-error-handler-nodes"
 
 
 class StepRunner:
@@ -83,8 +86,8 @@ class StepRunner:
             while tasks := run.next_tasks():
                 events += self._stream.hand_on(item, run)
                 if timeout is None:
-                    results = await asyncio.gather(*(self._slotted(slots, run, t, item)
-                                                     for t in tasks))
+                    results = [r for rs in await asyncio.gather(
+                        *(self._slotted(slots, run, t, item) for t in tasks)) for r in rs]
                 else:
                     results = await within(timeout, tasks, [
                         self._slotted(slots, run, t, item) for t in tasks])
@@ -137,19 +140,29 @@ class StepRunner:
         return asyncio.Semaphore(n) if workflow.patched("graphrun-max-concurrency") else None
 
     async def _slotted(self, slots: asyncio.Semaphore | None, run: engine.Run,
-                       task: engine.Task, item: Invocation) -> engine.TaskResult:
+                       task: engine.Task, item: Invocation) -> list[engine.TaskResult]:
         if slots is None:
             return await self._reported(run, task, item)
         async with slots:
             return await self._reported(run, task, item)
 
     async def _reported(self, run: engine.Run, task: engine.Task, item: Invocation
-                        ) -> engine.TaskResult:
+                        ) -> list[engine.TaskResult]:
+        """A task's result, then its error handler's when it failed and its node has one
+        (run at once, while the step's other tasks go on: LangGraph's)."""
         result = await self._execute(run, task, item)
         run.task_finished(result)  # stream chunks in the order tasks finish
         if item.stream_to:  # a live reader gets them now, not when the step ends
             self._stream.hand_on(item, run)
-        return result
+        handler = (run.error_handler(task, result) if result.error
+                   and self._handler_node(task) and workflow.patched(HANDLER_NODES) else None)
+        if handler is None:
+            return [result]
+        return [result, *await self._reported(run, handler, item)]
+
+    def _handler_node(self, task: engine.Task) -> bool:
+        node = self._state.spec.nodes.get(task.name)
+        return node is not None and node.error_handler_node is not None
 
     async def _execute(self, run: engine.Run, task: engine.Task, item: Invocation
                        ) -> engine.TaskResult:
@@ -176,7 +189,9 @@ class StepRunner:
             resume_map=(serde.dumps(dict(run.resume_map)) if call.nested or call.calls
                         else {}),
             config=node_config(item.config), stream=item.stream, stream_to=item.stream_to,
-            callbacks=item.callbacks)
+            callbacks=item.callbacks,
+            handler_apart=node.error_handler_node is not None and workflow.patched(
+                HANDLER_NODES))
         if (too_big := self._limits.oversized(payload, f"node '{task.name}' input")) is not None:
             return engine.TaskResult(task_id=task.id, resume=call.resume, nested=call.nested,
                                      error={"type": "PayloadTooLargeError", "message": too_big})

@@ -162,8 +162,8 @@ def path_key(task: Task | None) -> tuple[Any, ...]:
     """The order a step's writes merge in: the input's first, then by task path."""
     if task is None:
         return ("",)
-    kind, key = task.path
-    return (kind, str(key).zfill(10) if isinstance(key, int) else str(key))
+    kind, key, *rest = task.path  # rest: an error handler's, after its failed task's
+    return (kind, str(key).zfill(10) if isinstance(key, int) else str(key), *map(str, rest))
 
 
 def task_result(graph: GraphSpec, writes: Sequence[Write]) -> Any:

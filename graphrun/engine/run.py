@@ -22,6 +22,7 @@ from graphrun.checkpoint import (
     Thread,
     Write,
     interrupt_id,
+    task_id,
 )
 from graphrun.errors import (
     EmptyInputError,
@@ -29,10 +30,21 @@ from graphrun.errors import (
     GraphValidationError,
     InvalidResumeError,
     InvalidUpdateError,
+    NodeError,
     NodeFailedError,
+    ReportedError,
 )
 from graphrun.spec import GraphSpec, goto_writes
-from graphrun.types import INTERRUPT, NS_SEP, START, Command, Interrupt, PendingTask
+from graphrun.types import (
+    INTERRUPT,
+    NS_END,
+    NS_SEP,
+    PUSH,
+    START,
+    Command,
+    Interrupt,
+    PendingTask,
+)
 
 from .events import StreamEvents
 from .planning import (
@@ -111,6 +123,10 @@ class Run:
         self._by_id: dict[str, Task] = {}  # this step's tasks, by id
         self._done: dict[str, TaskResult] = {}
         self._finished: dict[str, TaskResult] = {}  # this step's tasks that finished so far
+        # Error handlers of this step: the error each handler's task handles, by its id,
+        # and the failed tasks they stand for (their failure does not fail the run).
+        self._handling: dict[str, NodeError] = {}
+        self._handled: set[str] = set()
         self._calls = TaskCalls()
         self._stream = StreamEvents(graph, thread_id=thread.thread_id, ns=o.ns,
                                     modes=o.stream_modes, clock=clock)
@@ -242,7 +258,8 @@ class Run:
         assert self.ckpt is not None
         ckpt = self.ckpt
         tasks = prepare_tasks(self.graph, ckpt, self.channels, self.ns)
-        self.events += self._stream.checkpoint(ckpt, self.channels, tasks)
+        if self.options.checkpointer:  # none saved, none streamed (LangGraph's)
+            self.events += self._stream.checkpoint(ckpt, self.channels, tasks)
         if not tasks:
             self.status = "done"
             self._save_head()
@@ -258,10 +275,11 @@ class Run:
             self.status = "interrupted"
             self.events += self._stream.breakpoint()
             return []
-        self._tasks = tasks
+        self._tasks = list(tasks)
         self._by_id = {t.id: t for t in tasks}
         self._done = {}
         self._finished = {}
+        self._handling, self._handled = {}, set()
         self._calls.new_step(self._by_id)
         for t in tasks:
             p = ckpt.pending.get(t.id)
@@ -270,7 +288,16 @@ class Run:
                                               nested=dict(p.nested))
                 if p.writes and t.name != START:
                     self.events += self._stream.done_before(t, p.writes)
-        todo = [t for t in tasks if t.id not in self._done]
+            elif p is not None and p.status == "failed" and p.error and (
+                    handler := self.error_handler(t, TaskResult(task_id=t.id, error=p.error))):
+                # Its error handler failed (or never finished): that runs again, not the
+                # node (LangGraph's).
+                self._done[t.id] = TaskResult(task_id=t.id, error=p.error)
+                hp = ckpt.pending.get(handler.id)
+                if hp is not None and hp.status == "done":
+                    self._done[handler.id] = TaskResult(task_id=handler.id,
+                                                        writes=list(hp.writes))
+        todo = [t for t in self._tasks if t.id not in self._done]
         for t in todo:
             if t.name != START:
                 self.events += self._stream.task_started(t, self.ckpt)
@@ -288,6 +315,33 @@ class Run:
         self._reported.add(t.id)
         self.events += self._stream.task_finished(
             t, r, self.ckpt, self.values() if r.interrupts else None)
+
+    def error_handler(self, task: Task, r: TaskResult) -> Task | None:
+        """The task of the error handler of `task`'s node, when `r` is its failure (retries
+        used up) and the node has one (LangGraph's): the driver runs it at once, in this
+        step, and what it returns stands for the node. None otherwise."""
+        node = self.graph.nodes.get(task.name)
+        if (not r.error or r.interrupts or r.paused or node is None
+                or node.error_handler_node is None or task.id not in self._by_id):
+            return None
+        assert self.ckpt is not None
+        name = node.error_handler_node
+        tid = task_id(self.ckpt.id, self.ns, task.step, name, "node_error_handler", task.id)
+        handler = Task(id=tid, name=name, path=(*task.path, "node_error_handler", False),
+                       triggers=(PUSH,), input=task.input,
+                       ns=f"{self.ns}{NS_SEP}{name}{NS_END}{tid}" if self.ns
+                       else f"{name}{NS_END}{tid}", step=task.step, state=task.state)
+        error = r.exception if isinstance(r.exception, Exception) else ReportedError(
+            r.error.get("type", "Exception"), r.error.get("message", ""))
+        self._handling[tid] = NodeError(task.name, error)
+        self._handled.add(task.id)
+        self._tasks.append(handler)
+        self._by_id[tid] = handler
+        return handler
+
+    def fails(self, r: TaskResult) -> bool:
+        """Whether `r` fails the run: an error its node's error handler does not take."""
+        return bool(r.error) and r.task_id not in self._handled
 
     def call_for(self, task: Task) -> TaskCall:
         """The task plus its answers: stored ones, one from an id map, or the single value.
@@ -320,7 +374,8 @@ class Run:
                         checkpoint_id=self.ckpt.id, durability=self.options.durability,
                         calls=calls, fresh_calls=list(self._calls.results),
                         remaining_steps=self.recursion_limit - self.steps,
-                        subgraph_checkpoints=dict(self.subgraph_checkpoints))
+                        subgraph_checkpoints=dict(self.subgraph_checkpoints),
+                        node_error=self._handling.get(task.id))
 
     def keep_finished(self) -> None:
         """The run stopped mid-step (cancelled): the step's tasks that finished keep their
@@ -355,7 +410,7 @@ class Run:
         self.resume_map.clear()
         self.null_resume = MISSING
         interrupted = [r for r in results if (r.interrupts or r.paused) and not r.error]
-        failed = [r for r in results if r.error]
+        failed = [r for r in results if self.fails(r)]
         ordered = [(t, by_id[t.id]) for t in sorted(self._tasks, key=path_key) if t.id in by_id]
         for _, r in ordered:
             self.task_finished(r)  # those a driver did not report as they finished

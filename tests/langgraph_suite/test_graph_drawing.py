@@ -1280,10 +1280,8 @@ def test_message_graph(
     app = workflow.compile()
 
     if isinstance(sync_checkpointer, InMemorySaver):
-        # graphrun: the input/output JSON Schema snapshots (.0, .1) are asserted by
-        # test_message_graph_json_schemas below (a strict xfail); skipped here
-        snapshot.next()
-        snapshot.next()
+        assert json.dumps(app.get_input_jsonschema()) == snapshot
+        assert json.dumps(app.get_output_jsonschema()) == snapshot
         # graphrun: the snapshot (LangGraph 1.2.11) predates the "__tools" metadata that
         # LangGraph 1.2.24 (installed; graphrun draws as it does) gives a ToolNode
         drawing = app.get_graph().to_json()
@@ -1291,26 +1289,6 @@ def test_message_graph(
         assert json.dumps(drawing, indent=2) == snapshot
         assert app.get_graph().draw_mermaid(with_styles=False) == snapshot
     # graphrun: the rest of the body is ported in test_large_cases.py
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "JSON Schema of a one-value state (StateGraph(Annotated[list[AnyMessage], "
-        "add_messages])): graphrun's has no top-level \"default\": null and puts \"title\" "
-        "after \"type\"; LangGraph's has both as its snapshot shows"
-    ),
-)
-def test_message_graph_json_schemas() -> None:
-    # graphrun: the two JSON Schema snapshots of test_message_graph (not drawing), split
-    # out so that test's drawing assertions run; the schemas depend on the state only
-    snapshot = Snapshot(["test_large_cases.ambr"], "test_message_graph[memory]")
-    workflow = StateGraph(state_schema=Annotated[list[AnyMessage], add_messages])  # type: ignore[arg-type]
-    workflow.add_node("agent", lambda messages: messages)
-    workflow.set_entry_point("agent")
-    app = workflow.compile()
-    assert json.dumps(app.get_input_jsonschema()) == snapshot
-    assert json.dumps(app.get_output_jsonschema()) == snapshot
 
 
 def test_send_react_interrupt_control(

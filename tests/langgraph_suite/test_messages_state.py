@@ -1,10 +1,9 @@
 """Ported from LangGraph's libs/langgraph/tests/test_messages_state.py.
 
 Upstream: langchain-ai/langgraph, commit f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f.
-Imports switched to graphrun; bodies as upstream. `MessagesState` and
-`add_messages` come from `graphrun.messages` (LangGraph's names, on
-langchain-core). While that module is missing, the tests that need it are
-strict xfails (never skips), so the file is still collected and the gap shows.
+Imports switched to graphrun; bodies as upstream. `MessagesState`,
+`add_messages`, `REMOVE_ALL_MESSAGES` and `push_message` come from
+`graphrun.messages` (LangGraph's names, on langchain-core). All pass.
 """
 
 from typing import Annotated
@@ -24,35 +23,13 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from graphrun import END, START, StateGraph
-from tests.langgraph_suite.messages import _AnyIdHumanMessage
-
-try:
-    from graphrun.messages import MessagesState, add_messages
-except ImportError:
-    HAS_MESSAGES = False
-
-    class MessagesState(TypedDict):  # a stand-in so the module still imports
-        messages: list
-
-    def add_messages(*args, **kwargs):
-        raise NotImplementedError("graphrun.messages missing")
-
-else:
-    HAS_MESSAGES = True
-
-try:
-    from graphrun.messages import REMOVE_ALL_MESSAGES
-except ImportError:
-    REMOVE_ALL_MESSAGES = "__remove_all__"  # LangGraph's value
-
-try:
-    from graphrun.messages import push_message
-except ImportError:
-    push_message = None
-
-needs_messages = pytest.mark.xfail(
-    not HAS_MESSAGES, strict=True, reason="graphrun.messages missing"
+from graphrun.messages import (
+    REMOVE_ALL_MESSAGES,
+    MessagesState,
+    add_messages,
+    push_message,
 )
+from tests.langgraph_suite.messages import _AnyIdHumanMessage
 
 _, CORE_MINOR, CORE_PATCH = (
     int("".join(c for c in v if c.isdigit()))
@@ -60,7 +37,6 @@ _, CORE_MINOR, CORE_PATCH = (
 )
 
 
-@needs_messages
 def test_add_single_message():
     left = [HumanMessage(content="Hello", id="1")]
     right = AIMessage(content="Hi there!", id="2")
@@ -72,7 +48,6 @@ def test_add_single_message():
     assert result == expected_result
 
 
-@needs_messages
 def test_add_multiple_messages():
     left = [HumanMessage(content="Hello", id="1")]
     right = [
@@ -88,7 +63,6 @@ def test_add_multiple_messages():
     assert result == expected_result
 
 
-@needs_messages
 def test_update_existing_message():
     left = [HumanMessage(content="Hello", id="1")]
     right = HumanMessage(content="Hello again", id="1")
@@ -97,7 +71,6 @@ def test_update_existing_message():
     assert result == expected_result
 
 
-@needs_messages
 def test_missing_ids():
     left = [HumanMessage(content="Hello")]
     right = [AIMessage(content="Hi there!")]
@@ -106,7 +79,6 @@ def test_missing_ids():
     assert all(isinstance(m.id, str) and UUID(m.id, version=4) for m in result)
 
 
-@needs_messages
 def test_duplicates_in_input():
     left = []
     right = [
@@ -119,7 +91,6 @@ def test_duplicates_in_input():
     assert result[0].content == "Hi there again!"
 
 
-@needs_messages
 def test_duplicates_in_input_with_remove():
     left = [AIMessage(id="1", content="Hello!")]
     right = [
@@ -133,7 +104,6 @@ def test_duplicates_in_input_with_remove():
     assert result[0].content == "Hi there again!"
 
 
-@needs_messages
 def test_remove_message():
     left = [
         HumanMessage(content="Hello", id="1"),
@@ -145,7 +115,6 @@ def test_remove_message():
     assert result == expected_result
 
 
-@needs_messages
 def test_duplicate_remove_message():
     left = [
         HumanMessage(content="Hello", id="1"),
@@ -157,7 +126,6 @@ def test_duplicate_remove_message():
     assert result == expected_result
 
 
-@needs_messages
 def test_remove_nonexistent_message():
     left = [HumanMessage(content="Hello", id="1")]
     right = RemoveMessage(id="2")
@@ -167,7 +135,6 @@ def test_remove_nonexistent_message():
         add_messages(left, right)
 
 
-@needs_messages
 def test_mixed_operations():
     left = [
         HumanMessage(content="Hello", id="1"),
@@ -186,7 +153,6 @@ def test_mixed_operations():
     assert result == expected_result
 
 
-@needs_messages
 def test_empty_inputs():
     assert add_messages([], []) == []
     assert add_messages([], [HumanMessage(content="Hello", id="1")]) == [
@@ -197,7 +163,6 @@ def test_empty_inputs():
     ]
 
 
-@needs_messages
 def test_non_list_inputs():
     left = HumanMessage(content="Hello", id="1")
     right = AIMessage(content="Hi there!", id="2")
@@ -209,7 +174,6 @@ def test_non_list_inputs():
     assert result == expected_result
 
 
-@needs_messages
 def test_delete_all():
     left = [
         HumanMessage(content="Hello", id="1"),
@@ -231,7 +195,6 @@ class MessagesStatePydantic(BaseModel):
 MESSAGES_STATE_SCHEMAS = [MessagesState, MessagesStatePydantic]
 
 
-@needs_messages
 @pytest.mark.parametrize("state_schema", MESSAGES_STATE_SCHEMAS)
 def test_messages_state(state_schema):
     def foo(state):
@@ -256,7 +219,6 @@ def test_messages_state(state_schema):
     condition=not ((CORE_MINOR == 3 and CORE_PATCH >= 11) or CORE_MINOR > 3),
     reason="Requires langchain_core>=0.3.11.",
 )
-@needs_messages
 def test_messages_state_format_openai():
     class State(TypedDict):
         messages: Annotated[list[AnyMessage], add_messages(format="langchain-openai")]
@@ -358,7 +320,6 @@ def test_messages_state_format_openai():
     assert result == {"messages": expected}
 
 
-@needs_messages
 def test_remove_all_messages():
     # simple removal
     left = [HumanMessage(content="Hello"), AIMessage(content="Hi there!")]

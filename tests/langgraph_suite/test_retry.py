@@ -10,9 +10,9 @@ observer, NodeBuilder/Pregel, the functional API) are not: see README.md.
 `_should_retry_on(policy, exc)` is LangGraph's private helper; here it is a
 one-line shim over graphrun's public `RetryPolicy.should_retry(exc)`, so the
 upstream assertions on which exceptions a policy retries run unchanged.
-LangGraph names graphrun does not have (Runtime, NodeError, NodeTimeoutError,
-NodeCancelledError, TimeoutPolicy) are taken from graphrun when it grows them,
-and are stand-ins until then (the tests that need them are strict xfails).
+All ported tests pass in-process (error handlers are nodes of their own,
+`__error_handler__<node>`, as in LangGraph); the error handlers on Temporal are tested in
+tests/temporal/test_error_handlers.py.
 """
 
 import asyncio
@@ -29,16 +29,20 @@ import requests
 from langchain_core.runnables import RunnableConfig
 from typing_extensions import TypedDict
 
-import graphrun
 from graphrun import (
     END,
     START,
     Command,
     InMemorySaver,
     MemorySaver,
+    NodeCancelledError,
+    NodeError,
+    NodeTimeoutError,
     RetryPolicy,
+    Runtime,
     Send,
     StateGraph,
+    TimeoutPolicy,
     interrupt,
 )
 from graphrun.func import entrypoint, task
@@ -46,15 +50,49 @@ from graphrun.func import entrypoint, task
 pytestmark = pytest.mark.anyio
 
 
-class _Missing(Exception):
-    """Stand-in for a LangGraph name graphrun lacks; never raised by graphrun."""
+# graphrun: the error-handler tests run on Temporal too. Their graphs are served by the
+# suite's worker (tests/langgraph_suite/temporal_driver.py), each run without a thread
+# id on a thread of its own; where Temporal differs on purpose, ON_TEMPORAL says why (a
+# crashed handler's resume on Temporal: tests/temporal/test_error_handlers.py).
+ON_TEMPORAL = {
+    "test_graph_error_handler_failure_fails_run": (
+        "a node's exception reaches a Temporal client as NodeFailedError naming the "
+        "node and the error's type (no class is rebuilt from data), not as RuntimeError"),
+    "test_node_without_error_handler_still_fails_run": (
+        "a node's exception reaches a Temporal client as NodeFailedError naming the "
+        "node and the error's type (no class is rebuilt from data), not as ValueError"),
+    "test_set_node_defaults_error_handler_skips_per_node_handler_nodes": (
+        "a node's exception reaches a Temporal client as NodeFailedError naming the "
+        "node and the error's type (no class is rebuilt from data), not as RuntimeError"),
+    "test_set_node_defaults_error_handler_failure_fails_run": (
+        "a node's exception reaches a Temporal client as NodeFailedError naming the "
+        "node and the error's type (no class is rebuilt from data), not as RuntimeError"),
+    "test_error_handler_resumes_after_crash": (
+        "a node's exception reaches a Temporal client as NodeFailedError naming the "
+        "node and the error's type (no class is rebuilt from data), not as RuntimeError"),
+    "test_error_handler_resumes_after_crash_multiple_nodes": (
+        "a node's exception reaches a Temporal client as NodeFailedError naming the "
+        "node and the error's type (no class is rebuilt from data), not as RuntimeError"),
+}
 
 
-Runtime = getattr(graphrun, "Runtime", Any)
-NodeError = getattr(graphrun, "NodeError", _Missing)
-NodeTimeoutError = getattr(graphrun, "NodeTimeoutError", _Missing)
-NodeCancelledError = getattr(graphrun, "NodeCancelledError", _Missing)
-TimeoutPolicy = getattr(graphrun, "TimeoutPolicy", None)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "error_handler" in metafunc.function.__name__:
+        metafunc.parametrize("driver", ["memory", "temporal"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def driver(request: pytest.FixtureRequest) -> str:
+    where = getattr(request, "param", "memory")
+    if where == "temporal":
+        name = request.function.__name__
+        if name in ON_TEMPORAL:
+            request.applymarker(pytest.mark.xfail(strict=True, reason=ON_TEMPORAL[name]))
+        from tests.langgraph_suite.temporal_driver import serve_every_graph
+
+        serve_every_graph(request.getfixturevalue("suite_temporal_host"),
+                          request.getfixturevalue("monkeypatch"))
+    return where
 
 
 def _should_retry_on(policy: RetryPolicy, exc: BaseException) -> bool:
@@ -861,14 +899,6 @@ def test_graph_error_handler_handles_subgraph_internal_failure():
     assert isinstance(captured["from_node_error"], BaseException)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the error handler is not a graph node named '__error_handler__always_failing', "
-        "so interrupt_before=['__error_handler__always_failing'] fails compile with "
-        "GraphValidationError (unknown node)"
-    ),
-)
 def test_graph_error_handler_error_context_survives_checkpoint_resume():
     class State(TypedDict):
         foo: str
@@ -1391,13 +1421,6 @@ def test_set_node_defaults_combined_retry_and_error_handler():
     assert captured["error"] == "Always fails"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "after the error handler crashes, invoke(None) re-runs the failed node ('fail' called "
-        "twice); LangGraph re-schedules only the handler"
-    ),
-)
 def test_error_handler_resumes_after_crash():
     """If the error handler crashes, resuming should re-schedule the handler
     (not re-execute the original failed node)."""
@@ -1456,13 +1479,6 @@ def test_error_handler_resumes_after_crash():
     assert "boom" in str(captured_errors[1].error)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "after the error handler crashes, invoke(None) re-runs the failed nodes ('a' and "
-        "'b' called twice); LangGraph re-schedules only the handlers"
-    ),
-)
 def test_error_handler_resumes_after_crash_multiple_nodes():
     """When multiple nodes fail in the same superstep and all have error handlers:
     - error handlers start running while other nodes may still be in-flight
@@ -1483,8 +1499,7 @@ def test_error_handler_resumes_after_crash_multiple_nodes():
         call_count["b"] += 1
         # Block until handler_a has started — proves the error handler runs
         # concurrently with in-flight nodes in the same superstep.
-        # graphrun port: 0.5s instead of upstream 5s, to keep the xfail fast.
-        assert handler_a_started.wait(timeout=0.5), "handler_a never started"
+        assert handler_a_started.wait(timeout=5), "handler_a never started"
         raise RuntimeError("b failed")
 
     handler_should_fail = [True]

@@ -306,3 +306,27 @@ race = (StateGraph(RaceState)
         .compile(name="race"))
 
 GRAPHS["race"] = race
+
+
+# -- handled: START -> fails (its error handler fails while HANDLER_BROKEN), steady ------
+HANDLER_BROKEN = True
+"""While True, `fails`' error handler raises; record.py flips it before resuming."""
+
+
+def _fails(state: FlakyState) -> dict[str, Any]:
+    raise RuntimeError("downstream service unavailable")
+
+
+def _recover(state: FlakyState, error: Any) -> dict[str, Any]:
+    if HANDLER_BROKEN:
+        raise RuntimeError("handler broken too")
+    return {"log": [f"recovered from {error.node}: {error.error}"]}
+
+
+handled = (StateGraph(FlakyState)
+           .add_node("fails", _fails, error_handler=_recover)
+           .add_node("steady", steady)
+           .add_edge(START, "fails").add_edge(START, "steady")
+           .compile(name="handled"))
+
+GRAPHS["handled"] = handled

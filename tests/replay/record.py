@@ -109,6 +109,23 @@ async def record_flaky(gc: GraphClient) -> None:
     await _save(await _finish(gc, "flaky"), "flaky")
 
 
+async def record_handled(gc: GraphClient) -> None:
+    """handled: a node fails and its error handler, a node of its own run as its own
+    activity, fails too; resumed, the handler runs again (not the node) and recovers."""
+    g, cfg = gc.graph("handled"), _cfg("handled")
+    graphs.HANDLER_BROKEN = True
+    try:
+        await g.ainvoke({"log": []}, cfg)
+        raise AssertionError("handled: expected NodeFailedError")
+    except NodeFailedError as exc:
+        assert exc.node == "__error_handler__fails", exc
+    graphs.HANDLER_BROKEN = False
+    out = await g.ainvoke(None, cfg)
+    assert sorted(out["log"]) == [
+        "recovered from fails: downstream service unavailable", "steady ok"], out
+    await _save(await _finish(gc, "handled"), "handled")
+
+
 async def record_looping(gc: GraphClient) -> None:
     g, cfg = gc.graph("looping"), _cfg("looping")
     wid = gc.workflow_id("looping")
@@ -687,7 +704,8 @@ RECORDERS = ["approval", "parallel", "flaky", "looping", "signals", "deadline",
              "streamed", "agent", "runs", "server_records",
              "resolved", "relayed", "subgraph_fork", "max_concurrency",
              "step_timeout", "cancel_kept", "thread_lives", "record_adopted",
-             "stateless_webhook", "lives_declared", "version_moved", "told"]
+             "stateless_webhook", "lives_declared", "version_moved", "told",
+             "handled"]
 
 
 async def main(names: list[str]) -> None:

@@ -45,7 +45,8 @@ def test_expected_histories_present() -> None:
                          "record_adopted.json", "adopted_thread.json",
                          "stateless_webhook.json", "lives_declared.json",
                          "record_lives_declared.json", "version_moved.json",
-                         "told.json", "told_flaky.json"}
+                         "told.json", "told_flaky.json", "handled.json",
+                         "handled_inline.json"}
     assert (HISTORIES / STORED).exists()
     assert (HISTORIES / BAD).exists()
 

@@ -67,8 +67,10 @@ def recover(state: Flaky, error: Any) -> Command:
     return Command(update={"handled_by": f"{error.node}: {error.error}"}, goto="after")
 
 
-async def test_an_error_handler_runs_in_the_activity_once_retries_are_used_up(
+async def test_an_error_handler_runs_once_retries_are_used_up(
         temporal_client: Any, graph_worker: str) -> None:
+    """The handler runs as a task of its own (its activity), given the node's error as
+    its type and message (a ReportedError whose text is the exception's)."""
     name = f"handler-{uuid.uuid4().hex[:8]}"
     graph = (StateGraph(Flaky)
              .add_node("fails", always_fails, error_handler=recover,

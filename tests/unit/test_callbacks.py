@@ -477,3 +477,25 @@ def test_trace_policy_as_langgraph(mode: str) -> None:
     assert (m[5], m[6]) == ({"value": 2}, {"value": 4})
     assert seen == [("start", {"value": 1}), ("end", {"value": 2})]
     assert ("on_chain_start", {"input": {"value": 1}}) in stream_events
+
+
+def test_error_handler_run_as_langgraph() -> None:
+    """An error handler is a node: its run is its node's (`__error_handler__<node>`),
+    under the graph's, beside the failed node's."""
+    def build(api: SimpleNamespace) -> Any:
+        def fail(s: S) -> dict[str, Any]:
+            raise ValueError("x")
+
+        g = api.StateGraph(S)
+        g.add_node("fail", fail, error_handler=lambda s: {"x": ["h"]})
+        g.add_node("ok", lambda s: {"x": ["ok"]})
+        g.add_edge(api.START, "fail")
+        g.add_edge(api.START, "ok")
+        return g.compile()
+
+    def by_name(tree: tuple[Any, ...]) -> tuple[Any, ...]:  # the runs started in threads
+        return (*tree[:-1], tuple(sorted(tree[-1], key=lambda c: c[1])))
+
+    (theirs,), (ours,) = traced(build, [{"x": []}], {}).values()  # LangGraph first
+    assert by_name(ours) == by_name(theirs)
+    assert [c[1] for c in by_name(ours)[-1]] == ["__error_handler__fail", "fail", "ok"]
