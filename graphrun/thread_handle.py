@@ -425,14 +425,21 @@ class ThreadHandle:
             return []
         handle = self.gc.client.get_workflow_handle(self.workflow_id,
                                                     run_id=result.relayed_in)
-        try:
-            entries = await handle.query("relayed", run_id)
-        except (RPCError, WorkflowQueryFailedError) as exc:
-            log.warning("thread %s: callback events of run %s not read: %s", self.thread_id,
-                        run_id, exc)
-            return []
+        entries: list[Any] = []
+        offset: int | None = 0
+        while offset is not None:
+            try:
+                page = await handle.query("relayed", args=[run_id, offset])
+            except (RPCError, WorkflowQueryFailedError) as exc:
+                log.warning("thread %s: callback events of run %s not read: %s",
+                            self.thread_id, run_id, exc)
+                break
+            if not isinstance(page, dict) or not isinstance(page.get("entries"), list):
+                break
+            entries += page["entries"]
+            offset = page.get("next") if isinstance(page.get("next"), int) else None
         events = []
-        for entry in entries if isinstance(entries, list) else ():
+        for entry in entries:
             for event in relay_wire.expand(entry) if isinstance(entry, dict) else ():
                 try:
                     events.append(serde.loads(event, self.graph.types))

@@ -518,10 +518,10 @@ class GraphWorkflow(MetadataUpdate):
             self._relayed.signalled(self._state.current, entry)
 
     @workflow.query
-    def relayed(self, run_id: str) -> list[Any] | None:
-        """The callback events of run `run_id` (graphrun.relay_wire entries), for a caller
-        that did not read the run live; None once they are no longer kept."""
-        return self._relayed.of(run_id)
+    def relayed(self, run_id: str, offset: int = 0) -> dict[str, Any] | None:
+        """The callback events of run `run_id` (graphrun.relay_wire entries), a page from
+        `offset`, for a caller that did not read the run live; None once not kept."""
+        return self._relayed.page(run_id, offset)
 
     # -- metadata and TTL ---------------------------------------------------------------
     @workflow.signal

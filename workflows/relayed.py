@@ -5,6 +5,7 @@ else kept for the caller's `relayed` query. Memory only: nothing here adds to hi
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from temporalio import workflow
@@ -17,7 +18,8 @@ with workflow.unsafe.imports_passed_through():
     from graphrun.payloads import RunResult
     from graphrun.types import Command
 
-KEPT = 8  # runs whose events wait for their caller's query
+KEPT = 2  # runs whose events wait for their caller's query
+PAGE_BYTES = 1_000_000  # a query's answer stays well within gRPC's message size
 
 
 class RelayedRuns:
@@ -28,9 +30,10 @@ class RelayedRuns:
     def _add(self, item: Invocation, entry: dict[str, Any]) -> None:
         if not item.callbacks:
             return
-        item.relayed.append(entry)
         if item.stream_to:
             self._stream.relayed(item, entry)
+        else:
+            item.relayed.append(entry)
 
     def task(self, item: Invocation, task: engine.Task, batch: dict[str, Any] | None) -> None:
         """A task's result brought its events."""
@@ -74,5 +77,16 @@ class RelayedRuns:
             del self._kept[next(iter(self._kept))]
         return result.model_copy(update={"relayed_in": workflow.info().run_id})
 
-    def of(self, run_id: str) -> list[Any] | None:
-        return self._kept.get(run_id)
+    def page(self, run_id: str, offset: int) -> dict[str, Any] | None:
+        """Run `run_id`'s entries from `offset`, as many as fit a page (one at least), and
+        the offset of the next page (None after the last); None if none are kept."""
+        kept = self._kept.get(run_id)
+        if kept is None:
+            return None
+        entries: list[Any] = []
+        size, at = 0, max(offset, 0)
+        while at < len(kept) and (not entries or size < PAGE_BYTES):
+            size += len(json.dumps(kept[at]))
+            entries.append(kept[at])
+            at += 1
+        return {"entries": entries, "next": at if at < len(kept) else None}

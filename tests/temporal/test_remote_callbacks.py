@@ -184,6 +184,43 @@ async def test_events_travel_once(temporal_client: Any, task_queue: str) -> None
     assert not any("signal" in e for e in heard)
 
 
+def big_state(api: Any) -> Any:
+    from typing import TypedDict
+
+    class Big(TypedDict, total=False):
+        blob: str
+        n: int
+
+    return (api.StateGraph(Big).add_node("a", lambda s: {"blob": "x" * 700_000})
+            .add_node("b", lambda s: {"n": 1}).add_node("c", lambda s: {"n": 2})
+            .add_edge(api.START, "a").add_edge("a", "b").add_edge("b", "c")
+            .compile(checkpointer=api.InMemorySaver()))
+
+
+async def test_large_runs_are_read_in_pages(temporal_client: Any, task_queue: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run whose events outgrow one query's answer is read page by page, whole."""
+    from temporalio.client import WorkflowHandle
+
+    pages: list[Any] = []
+    query = WorkflowHandle.query
+
+    async def counted(self: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        answer = await query(self, name, *args, **kwargs)
+        if name == "relayed":
+            pages.append(answer["next"])
+        return answer
+
+    monkeypatch.setattr(WorkflowHandle, "query", counted)
+    local, remote, worker = _served(big_state, temporal_client, task_queue)
+    async with worker:
+        expected = await _local_trees(local, [{}], "ainvoke")
+        got = await _local_trees(remote, [{}], "ainvoke")
+    assert _trees_without_thread(got) == _trees_without_thread(expected)
+    assert [c[1] for c in got[0][-1]] == ["a", "b", "c"]
+    assert len(pages) > 1 and pages[-1] is None
+
+
 async def test_failures_and_retries_as_in_process(temporal_client: Any, task_queue: str
                                                   ) -> None:
     local, remote, worker = _served(retry_and_fail, temporal_client, task_queue)
