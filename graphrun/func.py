@@ -208,6 +208,10 @@ class EntrypointSpec(GraphSpec):
     cache_policy: Any = None  # for the entrypoint and its tasks without one of their own
 
     @property
+    def root_model_schema(self) -> bool:
+        return False
+
+    @property
     def input_type(self) -> Any:
         return self.entry_input
 

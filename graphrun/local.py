@@ -802,10 +802,10 @@ class CompiledStateGraph(RunnableGraph):
         return self.bulk_update_state(config, supersteps)
 
     def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
-        return _json_schema(self.spec.input_type, "LangGraphInput", self.spec.is_root)
+        return _json_schema(self.spec.input_type, "LangGraphInput", self.spec.root_model_schema)
 
     def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
-        return _json_schema(self.spec.output_type, "LangGraphOutput", self.spec.is_root)
+        return _json_schema(self.spec.output_type, "LangGraphOutput", self.spec.root_model_schema)
 
     def get_context_jsonschema(self) -> dict[str, Any] | None:
         schema = self.spec.builder.context_schema

@@ -299,6 +299,12 @@ class GraphSpec:
         """The state is one value (a root channel), not a dict of keys."""
         return self.state_keys == (ROOT,)
 
+    @property
+    def root_model_schema(self) -> bool:
+        """Its input/output JSON Schema is LangGraph's root model of a one-value state
+        (a StateGraph's; an @entrypoint's is its annotation's own)."""
+        return self.is_root
+
     def usual_triggers(self, name: str, kind: str) -> tuple[str, ...]:
         """The triggers a task of node `name` has: its channels, or a Send's packet."""
         return (PUSH,) if kind == PUSH else self.triggers.get(name, ())
