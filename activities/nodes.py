@@ -20,7 +20,7 @@ from temporalio.exceptions import ApplicationError
 
 from graphrun import cache as caching
 from graphrun import payloads, registry, relay, relay_wire, serde, state, stream
-from graphrun.errors import UndeclaredTypeError
+from graphrun.errors import ParentCommand, UndeclaredTypeError
 from graphrun.factory import FactoryError, GraphFactory
 from graphrun.payloads import NodeCall, NodeResult, UpdateCall
 from graphrun.runner import CALLS_INLINE, HEARTBEAT, arun_task, handle_error, node_writes, run_task
@@ -137,6 +137,11 @@ async def run_node(call: NodeCall) -> NodeResult:
                 result = await _in_thread(threads, run_task, spec, task_call, config,
                                           resume_map=resume_map, live=live, trace=trace,
                                           store=store)
+    except ParentCommand as command:  # a root graph's node: there is no parent to go to
+        await _signal_relayed(relayed, task_call.task)
+        raise ApplicationError(f"node '{call.node}' returned Command(graph=PARENT) in a graph "
+                               f"with no parent", serde.dumps(command.command, types),
+                               type="ParentCommand", non_retryable=True) from None
     except BaseException:  # cancelled: no result carries the runs, so a signal does
         await _signal_relayed(relayed, task_call.task)
         raise

@@ -17,6 +17,7 @@ from graphrun.errors import (
                              NodeError,
                              NodeFailedError,
                              NodeTimeoutError,
+                             ResumeValidationError,
 )
 from graphrun.graph import StateGraph
 from graphrun.local import CompiledStateGraph, InMemorySaver, MemorySaver
@@ -57,6 +58,7 @@ __all__ = [
                              "NodeTimeoutError",
                              "Overwrite",
                              "PregelTask",
+                             "ResumeValidationError",
                              "RetryPolicy",
                              "Runtime",
                              "Send",

@@ -120,6 +120,57 @@ class GraphCallbackHandler(BaseCallbackHandler):
         """The run resumed from a checkpoint."""
 
 
+# LangGraph's private config callback, called with each task's name as it finishes.
+NODE_FINISHED = "__pregel_node_finished"
+
+
+class _NodeFinished(BaseCallbackHandler):
+    """`config["configurable"]["__pregel_node_finished"]`, told by the tasks' own runs:
+    so it is called on Temporal too, where the callback cannot go to a worker (the
+    runs' events come back to the caller)."""
+
+    run_inline = True  # in the order the tasks finish
+
+    def __init__(self, finished: Callable[[str], Any]) -> None:
+        self.finished = finished
+        self.tasks: dict[UUID, str] = {}
+
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID,
+                       tags: list[str] | None = None, name: str | None = None,
+                       **kwargs: Any) -> None:
+        if name and any(t.startswith("graph:step:") for t in tags or ()) and (
+                "langsmith:hidden" not in (tags or ())):
+            self.tasks[run_id] = name
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        if (name := self.tasks.pop(run_id, None)) is not None:
+            self.finished(name)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self.tasks.pop(run_id, None)
+
+
+def _with_node_finished(config: dict[str, Any]) -> dict[str, Any]:
+    """`config` with LangGraph's node-finished callback moved from its configurable to
+    its callbacks (`_NodeFinished`)."""
+    configurable = config.get("configurable") or {}
+    finished = configurable.get(NODE_FINISHED)
+    if not callable(finished):
+        return config
+    configurable = {k: v for k, v in configurable.items() if k != NODE_FINISHED}
+    callbacks = config.get("callbacks")
+    held = callbacks if isinstance(callbacks, list) else getattr(callbacks, "handlers", [])
+    if any(isinstance(h, _NodeFinished) and h.finished == finished for h in held):
+        return {**config, "configurable": configurable}  # a subgraph's: told already
+    handler = _NodeFinished(finished)
+    if callbacks is None or isinstance(callbacks, list):
+        callbacks = [*(callbacks or ()), handler]
+    else:  # a callback manager
+        callbacks = callbacks.copy()
+        callbacks.add_handler(handler, inherit=True)
+    return {**config, "callbacks": callbacks, "configurable": configurable}
+
+
 def _is_graph_handler(handler: Any) -> bool:
     return any(c.__name__ == "GraphCallbackHandler" and c.__module__ in (
         __name__, "langgraph.callbacks") for c in type(handler).__mro__)
@@ -210,7 +261,7 @@ def _ensured(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     LangChain's context), or None without langchain-core."""
     if not AVAILABLE:
         return None
-    cfg: dict[str, Any] = dict(ensure_config(config))  # type: ignore[arg-type]
+    cfg: dict[str, Any] = _with_node_finished(dict(ensure_config(config)))  # type: ignore[arg-type]
     if cfg.get("configurable") and isinstance(cfg.get("metadata"), dict):
         cfg["metadata"] = {**propagated(cfg), **cfg["metadata"]}
     return cfg

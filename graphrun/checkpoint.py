@@ -163,9 +163,10 @@ class TaskResult:
     interrupts: list[Interrupt] = field(default_factory=list)
     resume: list[Any] = field(default_factory=list)
     nested: dict[str, Any] = field(default_factory=dict)
-    error: dict[str, str] | None = None
+    error: dict[str, Any] | None = None
     exception: BaseException | None = field(default=None, compare=False)
     invalid_resume: str | None = None
+    invalid_answer: dict[str, Any] | None = None  # why, as pydantic said (errors.answer_errors)
     custom: list[Any] = field(default_factory=list)  # chunks for the 'custom' stream mode
     paused: bool = False  # stopped inside: an interrupt, or a subgraph's static breakpoint
     # Stream chunks of subgraphs the task ran: (namespace, mode, chunk), for subgraphs=True.

@@ -4,6 +4,7 @@
     ├── GraphValidationError (ValueError)   the graph cannot be compiled
     ├── InvalidUpdateError                  a step's writes cannot be applied
     ├── InvalidResumeError (RuntimeError)   a resume does not match what is pending
+    │   └── ResumeValidationError (pydantic's ValidationError)  an answer fails its schema
     ├── EmptyInputError (ValueError)        nothing to run
     ├── GraphRecursionError (RecursionError) too many supersteps
     ├── NodeFailedError                     a node exhausted its retries
@@ -22,9 +23,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import builtins
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import PydanticCustomError
 
 
 class GraphrunError(Exception):
@@ -57,6 +63,65 @@ class InvalidResumeError(GraphrunError, RuntimeError):
         self.pending_ids = tuple(pending_ids)
 
 
+class ResumeValidationError(InvalidResumeError, ValidationError):
+    """An answer that fails its interrupt's `response_schema`.
+
+    It is pydantic's ValidationError too (what LangGraph raises), with pydantic's
+    `errors()` and title: rebuilt from them, so a Temporal client gets the same.
+    """
+
+    context: str = ""
+    pending_ids: tuple[str, ...] = ()
+    _answer: dict[str, Any]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass  # made by `of`: ValidationError's __new__ holds the errors
+
+    @classmethod
+    def of(cls, answer: Mapping[str, Any]) -> ResumeValidationError:
+        """From `answer_errors`' JSON of pydantic's error."""
+        exc = cls.from_exception_data(str(answer.get("title", "")), [
+            {"type": PydanticCustomError(str(e["type"]), str(e["msg"])),
+             "loc": tuple(e.get("loc", ())), "input": e.get("input")}
+            for e in answer.get("errors", ())])
+        exc.context = str(answer.get("context", ""))
+        exc._answer = dict(answer)
+        return exc
+
+    def answer(self) -> dict[str, Any]:
+        """The JSON data it was made of (`answer_errors`)."""
+        return self._answer
+
+    def __str__(self) -> str:
+        return f"{self.context}: {ValidationError.__str__(self)}"
+
+
+def answer_errors(exc: BaseException, context: str) -> dict[str, Any] | None:
+    """Pydantic's ValidationError as JSON data, to rebuild it elsewhere; `context` says
+    which answer it refused."""
+    if not isinstance(exc, ValidationError):
+        return None
+    return {"context": context, "title": exc.title, "errors": [
+        {"type": e["type"], "loc": list(e["loc"]), "msg": e["msg"], "input": _plain(e["input"])}
+        for e in exc.errors(include_url=False, include_context=False)]}
+
+
+def invalid_resume(message: str, answer: Mapping[str, Any] | None = None) -> InvalidResumeError:
+    """The error of a refused answer: a ResumeValidationError when pydantic's errors say
+    why (`answer`), else an InvalidResumeError."""
+    if answer:
+        return ResumeValidationError.of(answer)
+    return InvalidResumeError(message)
+
+
+def _plain(value: Any) -> Any:
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return repr(value)
+
+
 class EmptyInputError(GraphrunError, ValueError):
     """The graph was invoked with no input and has nothing to continue."""
 
@@ -70,13 +135,63 @@ class NodeFailedError(GraphrunError):
 
     The thread keeps its checkpoint and the writes of the node's finished
     siblings; invoking it with `None` after a fix runs the failed node again.
+
+    When the node's error is one of Python's built-in exceptions, it is an instance of
+    that class too (`except ValueError` catches it on both drivers, as LangGraph's
+    callers expect). The class comes from a fixed table of built-ins, never from a
+    name that arrives as data: a user's own class is known by `error_type` alone.
     """
 
+    def __new__(cls, node: str, error_type: str, error_message: str) -> NodeFailedError:
+        joined = _also_builtin(cls, NodeFailedError, error_type)
+        made: NodeFailedError = super(NodeFailedError, joined).__new__(
+            joined, node, error_type, error_message)
+        return made
+
     def __init__(self, node: str, error_type: str, error_message: str) -> None:
-        super().__init__(f"node '{node}' failed: {error_type}: {error_message}")
+        message = f"node '{node}' failed: {error_type}: {error_message}"
+        super().__init__(message)
+        self.args = (message,)  # OSError's kind would keep its constructor's arguments
         self.node = node
         self.error_type = error_type
         self.error_message = error_message
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> Any:
+        return NodeFailedError, (self.node, self.error_type, self.error_message)
+
+
+def _builtin_errors() -> dict[str, type[Exception]]:
+    """Python's built-in exception classes a NodeFailedError may also be: those built
+    from a message (not the Unicode errors, groups or warnings), and not the ones that
+    steer control flow (StopIteration)."""
+    skip = (Warning, UnicodeError, StopIteration, StopAsyncIteration, ExceptionGroup)
+    return {name: cls for name, cls in vars(builtins).items()
+            if isinstance(cls, type) and issubclass(cls, Exception)
+            and not issubclass(cls, skip)}
+
+
+_BUILTIN_ERRORS = _builtin_errors()
+
+
+def _also_builtin(cls: type[Any], base: type[Any], error_type: str) -> type[Any]:
+    """`base` made an instance of the built-in exception `error_type` names too, if any
+    (only `base` itself, not a user's subclass of it)."""
+    builtin = _BUILTIN_ERRORS.get(error_type)
+    return cls if cls is not base or builtin is None else _joined(base, builtin)
+
+
+_JOINED: dict[tuple[type[Any], type[Exception]], type[Any]] = {}
+
+
+def _joined(base: type[Any], builtin: type[Exception]) -> type[Any]:
+    key = (base, builtin)
+    if key not in _JOINED:  # one class per pair, so `type(a) is type(b)` holds
+        _JOINED.setdefault(key, type(base.__name__, (base, builtin), {
+            "__module__": __name__, "__qualname__": f"{base.__name__}[{builtin.__name__}]"}))
+    return _JOINED[key]
 
 
 class GraphNotFoundError(GraphrunError, LookupError):
@@ -104,15 +219,29 @@ class ReportedError(GraphrunError):
     """An exception known by its type's name and message only: what an error handler
     gets as `error.error` where the exception itself could not come along (on Temporal,
     where the handler runs in an activity of its own, or on a resume after the handler
-    failed). No class is rebuilt from data; `str()` is the exception's message."""
+    failed). `str()` is the exception's message. Like NodeFailedError, it is an instance
+    of the built-in exception class it names, if any; no other class is rebuilt."""
+
+    def __new__(cls, error_type: str, error_message: str) -> ReportedError:
+        joined = _also_builtin(cls, ReportedError, error_type)
+        made: ReportedError = super(ReportedError, joined).__new__(joined, error_type,
+                                                                   error_message)
+        return made
 
     def __init__(self, error_type: str, error_message: str) -> None:
         super().__init__(error_message)
+        self.args = (error_message,)
         self.error_type = error_type
         self.error_message = error_message
 
+    def __str__(self) -> str:
+        return self.error_message
+
     def __repr__(self) -> str:
         return f"{self.error_type}({self.error_message!r})"
+
+    def __reduce__(self) -> Any:
+        return ReportedError, (self.error_type, self.error_message)
 
 
 @dataclass(frozen=True)

@@ -727,10 +727,10 @@ class CompiledStateGraph(RunnableGraph):
                                                          config.get("configurable") or {})
             # A checkpoint asked for by id shows as saved; the head also shows what
             # finished tasks already wrote (LangGraph).
-            return state.snapshot(spec, here, ckpt, ns,
-                                  with_pending=_checkpoint_id(config) is None,
-                                  subgraphs=subgraphs, thread_id=thread.thread_id,
-                                  parents=parents)
+            return _copied(state.snapshot(spec, here, ckpt, ns,
+                                          with_pending=_checkpoint_id(config) is None,
+                                          subgraphs=subgraphs, thread_id=thread.thread_id,
+                                          parents=parents))
 
     async def aget_state(self, config: Mapping[str, Any], *, subgraphs: bool = False
                          ) -> StateSnapshot:
@@ -753,7 +753,7 @@ class CompiledStateGraph(RunnableGraph):
             with merging_thread(root.thread_id):
                 snap = state.snapshot(spec, thread, c, ns, with_pending=False,
                                       thread_id=root.thread_id, parents=parents)
-            yield snap
+            yield _copied(snap)
 
     async def aget_state_history(self, config: Mapping[str, Any], **kw: Any
                                  ) -> AsyncIterator[StateSnapshot]:
@@ -1004,3 +1004,12 @@ def _paused(run: Run, trace: tracing.GraphRun | None) -> None:
 async def _apaused(run: Run, trace: tracing.GraphRun | None) -> None:
     if trace is not None and run.status == "interrupted":
         await trace.ainterrupted(*_pause(run, trace))
+
+
+def _copied(snap: StateSnapshot) -> StateSnapshot:
+    """`snap` with values of its own: changing them changes no checkpoint, and no object
+    a node returned (LangGraph's saver hands out deserialized copies)."""
+    try:
+        return snap._replace(values=copy.deepcopy(snap.values))
+    except (TypeError, copy.Error):  # a value that cannot be copied (a lock, a client)
+        return snap

@@ -93,6 +93,7 @@ class NodeResult(_Wire):
     resume: list[Any] = []
     nested: dict[str, Any] = {}
     invalid_resume: str | None = None
+    invalid_answer: dict[str, Any] | None = None
     custom: list[Any] = []  # chunks the node sent to the 'custom' stream, typed JSON
     paused: bool = False  # stopped inside without an interrupt (a subgraph's breakpoint)
     sub_events: list[Any] = []  # its subgraphs' stream chunks, typed JSON (when streaming)
@@ -164,8 +165,8 @@ def node_result(result: TaskResult, types: DeclaredTypes, *, stream: bool,
         writes=[[c, serde.dumps(v, types)] for c, v in result.writes],
         interrupts=[serde.interrupt_to_json(i) for i in result.interrupts],
         resume=serde.dumps(result.resume, types), nested=serde.dumps(result.nested, types),
-        invalid_resume=result.invalid_resume, custom=serde.dumps(result.custom, types),
-        paused=result.paused,
+        invalid_resume=result.invalid_resume, invalid_answer=result.invalid_answer,
+        custom=serde.dumps(result.custom, types), paused=result.paused,
         sub_events=serde.dumps(result.sub_events, types) if stream else [],
         awaiting=[{"name": t.name, **serde.task_to_wire(t, (PUSH,))}
                   for t in result.awaiting],
@@ -180,7 +181,8 @@ def task_result(res: NodeResult, task_id: str, loads: Callable[..., Any]) -> Tas
         update=loads(res.update),
         interrupts=[loads(i, serde.interrupt_from_json) for i in res.interrupts],
         resume=loads(res.resume), nested=loads(res.nested),
-        invalid_resume=res.invalid_resume, custom=loads(res.custom),
+        invalid_resume=res.invalid_resume, invalid_answer=res.invalid_answer,
+        custom=loads(res.custom),
         paused=res.paused, sub_events=[tuple(e) for e in loads(res.sub_events)],
         awaiting=[serde.task_from_wire(d, str(d["name"]), (PUSH,)) for d in res.awaiting],
         took_null_resume=res.took_null_resume, cached=res.cached)
@@ -267,7 +269,7 @@ class RunResult(_Wire):
     status: str  # running | interrupted | done | failed | cancelled
     values: Any = None  # typed JSON of the output dict
     interrupts: list[dict[str, Any]] = []
-    error: dict[str, str] | None = None
+    error: dict[str, Any] | None = None  # type, message, and what else its kind says
     events: Any = None  # typed JSON list of (stream mode, chunk), for astream
     # The workflow run that keeps the run's callback events: its `relayed` query has them
     # (for a caller with handlers that did not read the run live).

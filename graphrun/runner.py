@@ -27,7 +27,6 @@ from graphrun.errors import (
     CallMismatchError,
     CallsPending,
     GraphInterrupt,
-    InvalidResumeError,
     InvalidUpdateError,
     NodeCancelledError,
     NodeError,
@@ -35,6 +34,8 @@ from graphrun.errors import (
     NodeTimeoutError,
     ParentCommand,
     TargetReached,
+    answer_errors,
+    invalid_resume,
 )
 from graphrun.runtime import ExecutionInfo, Runtime, coerce_context, server_info_of
 from graphrun.spec import GraphSpec, goto_writes
@@ -56,6 +57,7 @@ class TaskContext:
     counter: int = 0
     subgraph_counter: int = 0
     invalid_resume: str | None = None
+    invalid_answer: dict[str, Any] | None = None  # why, as pydantic said (errors.answer_errors)
     custom: list[Any] = dataclasses.field(default_factory=list)
     sub_events: list[Any] = dataclasses.field(default_factory=list)
     messages: Any = None  # the 'messages' mode's callback handler, when it is streamed
@@ -206,9 +208,15 @@ def _validated(ctx: TaskContext, adapter: Any, value: Any) -> Any:
     try:
         return adapter.validate_python(value)
     except Exception as exc:
-        ctx.invalid_resume = (f"the answer to node '{ctx.call.task.name}' does not match its "
-                              f"response_schema: {exc}")
-        raise InvalidResumeError(ctx.invalid_resume) from exc
+        refuse_answer(ctx, exc)
+        raise invalid_resume(ctx.invalid_resume or "", ctx.invalid_answer) from exc
+
+
+def refuse_answer(ctx: TaskContext, exc: Exception) -> None:
+    """Note on the task that its answer failed the interrupt's response_schema."""
+    context = f"the answer to node '{ctx.call.task.name}' does not match its response_schema"
+    ctx.invalid_resume = f"{context}: {exc}"
+    ctx.invalid_answer = answer_errors(exc, context)
 
 
 def check_json(value: Any, node: str) -> None:
@@ -464,7 +472,8 @@ def _failed(ctx: TaskContext, exc: BaseException, raise_errors: bool, *,
                           sub_events=list(ctx.sub_events), calls=list(ctx.finished_calls),
                           took_null_resume=ctx.took_null_resume)
     if ctx.invalid_resume:
-        return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume)
+        return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume,
+                          invalid_answer=ctx.invalid_answer)
     if isinstance(exc, ParentCommand) or raise_errors or not isinstance(exc, Exception):
         raise exc
     # A failed @task call's error, not caught (on Temporal it arrives as NodeFailedError):
@@ -495,7 +504,8 @@ def awaiting_calls(ctx: TaskContext) -> TaskResult:
 def _finish(graph: GraphSpec, ctx: TaskContext, out: Any) -> TaskResult:
     t = ctx.call.task
     if ctx.invalid_resume:
-        return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume)
+        return TaskResult(task_id=t.id, invalid_resume=ctx.invalid_resume,
+                          invalid_answer=ctx.invalid_answer)
     if ctx.awaiting or ctx.target:
         return awaiting_calls(ctx)
     if ctx.messages is not None:

@@ -29,7 +29,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from graphrun import errors, relay_wire, serde, state, stream
+from graphrun import callbacks, errors, relay_wire, serde, state, stream
 from graphrun.bridge import is_langgraph_value
 from graphrun.engine import stream_chunks
 from graphrun.payloads import InvokeRequest, RunResult, SubgraphUpdate, ThreadResult
@@ -64,6 +64,9 @@ def as_graphrun_error(exc: BaseException) -> BaseException:
     by its type name; `exc` itself when it is no such refusal."""
     cause = exc.cause if isinstance(exc, WorkflowUpdateFailedError) else exc
     if isinstance(cause, ApplicationError):
+        detail = cause.details[0] if cause.details else None
+        if cause.type == "InvalidResumeError" and isinstance(detail, dict) and detail.get("answer"):
+            return errors.ResumeValidationError.of(detail["answer"])  # pydantic's errors
         cls = ERRORS.get(cause.type or "", errors.GraphrunError)
         return cls(cause.message)
     return exc
@@ -78,6 +81,8 @@ def raise_failure(result: RunResult) -> None:
         e = result.error
         if e.get("error_type") == "StepTimeoutError":  # a TimeoutError, as in-process
             raise errors.StepTimeoutError(e.get("error_message", ""))
+        if e.get("error_type") == "ParentCommand" and "command" in e:  # as in-process
+            raise errors.ParentCommand(serde.loads(e["command"]))
         if e.get("type") == "NodeFailedError":
             raise errors.NodeFailedError(e.get("node", "?"), e.get("error_type", ""),
                                          e.get("error_message", ""))
@@ -219,7 +224,8 @@ class ThreadHandle:
             input = to_graphrun(input)
         tid = self.thread_id
         configurable = {k: v for k, v in (config.get("configurable") or {}).items()
-                        if k not in ("checkpoint_id", "checkpoint_ns", "checkpoint_map")}
+                        if k not in ("checkpoint_id", "checkpoint_ns", "checkpoint_map",
+                                     callbacks.NODE_FINISHED)}  # a callback: the caller's
         req = InvokeRequest(input=self.graph.encode(input, "the input"),
                             checkpoint_id=checkpoint_id,
                             subgraph_checkpoints=subgraph_checkpoints,

@@ -33,7 +33,7 @@ class RunRecords:
                                   "workflow_run_id": workflow.info().run_id}
                      ][-MAX_RUNS_KEPT:]
 
-    def set(self, item: Invocation, status: str, error: dict[str, str] | None = None) -> None:
+    def set(self, item: Invocation, status: str, error: dict[str, Any] | None = None) -> None:
         for r in self.runs:
             if r["run_id"] == item.run_id and item.run_id:
                 r.update(status=status, updated_at=now())

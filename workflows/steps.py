@@ -23,7 +23,12 @@ from .visibility import Visibility
 
 with workflow.unsafe.imports_passed_through():
     from graphrun import engine, payloads, serde
-    from graphrun.errors import GraphrunError, InvalidResumeError, UndeclaredTypeError
+    from graphrun.errors import (
+        GraphrunError,
+        InvalidResumeError,
+        ResumeValidationError,
+        UndeclaredTypeError,
+    )
     from graphrun.payloads import NodeResult, RunResult
     from graphrun.runner import run_task
     from graphrun.spec import NodeSpec
@@ -113,9 +118,12 @@ class StepRunner:
         if run.status == "failed":
             failure = run.failure()
             self._visibility.set_status("failed")
-            return RunResult(status="failed", values=serde.dumps(run.output_values()), error={
-                "type": "NodeFailedError", "node": failure.node, "message": str(failure),
-                "error_type": failure.error_type, "error_message": failure.error_message})
+            error = {"type": "NodeFailedError", "node": failure.node, "message": str(failure),
+                     "error_type": failure.error_type, "error_message": failure.error_message}
+            if "command" in (cause := run.failed[0].error or {}):  # the caller's ParentCommand
+                error["command"] = cause["command"]
+            return RunResult(status="failed", values=serde.dumps(run.output_values()),
+                             error=error)
         self._visibility.set_status("interrupted" if run.status == "interrupted" else "done")
         return RunResult(status=state.status, values=serde.dumps(run.output_values()),
                          interrupts=[serde.interrupt_to_json(i) for i in run.interrupts],
@@ -127,8 +135,10 @@ class StepRunner:
         if item.from_signal:
             # A bad signal changes nothing; it is logged and kept on the thread.
             self._visibility.refuse(f"resume signal refused: {message}")
-        return RunResult(status=self._state.status,
-                         error={"type": type(exc).__name__, "message": str(exc)})
+        error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+        if isinstance(exc, ResumeValidationError):  # pydantic's errors, for the caller's
+            error.update(type="InvalidResumeError", answer=exc.answer())
+        return RunResult(status=self._state.status, error=error)
 
     def _slots_for(self, item: Invocation) -> asyncio.Semaphore | None:
         """config["max_concurrency"]: at most that many activities of a step (its tasks,
@@ -223,11 +233,15 @@ class StepRunner:
                                      error={"type": type(exc).__name__, "message": str(exc)})
 
 
-def node_error(exc: ActivityError) -> dict[str, str]:
-    """The user's error behind a failed activity: its type name and message."""
+def node_error(exc: ActivityError) -> dict[str, Any]:
+    """The user's error behind a failed activity: its type name and message (and the
+    Command of a root graph's node that returned one for its parent)."""
     cause = exc.cause
     if isinstance(cause, ApplicationError):
-        return {"type": cause.type or "Exception", "message": cause.message}
+        error: dict[str, Any] = {"type": cause.type or "Exception", "message": cause.message}
+        if cause.type == "ParentCommand" and cause.details:
+            error["command"] = cause.details[0]
+        return error
     return {"type": type(cause).__name__, "message": str(cause)}
 
 

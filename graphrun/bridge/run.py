@@ -24,8 +24,8 @@ from langgraph import types as lg_types
 from graphrun.bridge import _langgraph as private
 from graphrun.channels import MISSING, Overwrite
 from graphrun.checkpoint import interrupt_id
-from graphrun.errors import GraphInterrupt, InvalidResumeError, ParentCommand
-from graphrun.runner import TaskContext, check_json
+from graphrun.errors import GraphInterrupt, ParentCommand, invalid_resume
+from graphrun.runner import TaskContext, check_json, refuse_answer
 from graphrun.task import current_task
 from graphrun.types import NS_SEP, PUSH, START, Command, Interrupt, Send, TimeoutPolicy
 
@@ -235,9 +235,8 @@ def _in_task(config: Mapping[str, Any], managed: Mapping[str, Any] | None
     except Exception as exc:
         if not lg_errors.is_invalid_resume(exc):
             raise
-        ctx.invalid_resume = (f"the answer to node '{ctx.call.task.name}' does not match "
-                              f"its response_schema: {exc}")
-        raise InvalidResumeError(ctx.invalid_resume) from exc
+        refuse_answer(ctx, exc)
+        raise invalid_resume(ctx.invalid_resume or "", ctx.invalid_answer) from exc
     finally:
         var_child_runnable_config.reset(token)
 

@@ -33,6 +33,7 @@ from graphrun.errors import (
     NodeError,
     NodeFailedError,
     ReportedError,
+    invalid_resume,
 )
 from graphrun.spec import GraphSpec, goto_writes
 from graphrun.types import (
@@ -401,7 +402,7 @@ class Run:
         ckpt = self.ckpt
         for r in results:
             if r.invalid_resume:
-                raise InvalidResumeError(r.invalid_resume)
+                raise invalid_resume(r.invalid_resume, r.invalid_answer)
         taken = self._calls.take(results, self._call_finished)
         if taken is None:
             return  # calls to run first (Temporal)

@@ -76,8 +76,8 @@ def test_a_refused_answer_is_one_line_and_changes_nothing(worker: CLIWorker) -> 
     # The response_schema refuses it: pydantic's error has several lines; we print one.
     r = w.run("resume", thread, json.dumps({"approved": "maybe"}))
     line = _one_line_error(r)
-    assert line.startswith("error: InvalidResumeError: the answer to node 'approve' does not "
-                           "match its response_schema")
+    assert line.startswith("error: ResumeValidationError: the answer to node 'approve' does "
+                           "not match its response_schema")
     r = w.run("resume", thread, json.dumps({"approved": "maybe"}), "--id", iid)
     assert "response_schema" in _one_line_error(r)
 

@@ -69,15 +69,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # Where the Temporal driver differs from the in-process one, and why.
 ON_TEMPORAL_DIFFERS = {
-    "test_timeout_with_parent_command": (
-        "a root graph's node returning Command(graph=PARENT) fails as a NodeFailedError "
-        "on Temporal; in-process the internal ParentCommand propagates, as in LangGraph"),
-    "test_pending_writes_resume": (
-        "a node's exception reaches a Temporal client as NodeFailedError naming the node "
-        "and the error's type (no class is rebuilt from data), not as the ConnectionError"),
-    "test_doubly_nested_graph_interrupts": (
-        "puts a function (list.append) in config['configurable']; on Temporal the config "
-        "travels to the node activities as data, so a function is refused"),
     "test_pregel_async_functional::test_imp_nested": (
         "on Temporal each @task call is an activity and calls run in rounds: both "
         "mappers' submapper calls finish before either mapper, whatever their sleeps"),

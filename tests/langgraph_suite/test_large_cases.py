@@ -1065,16 +1065,6 @@ def test_conditional_state_graph(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "get_state() gives the thread's own message objects (graphrun's in-process "
-        "InMemorySaver keeps objects; LangGraph's gives a deserialized copy): the test "
-        "changes the args of get_state()'s last AIMessage, which is also the fake model's "
-        "response object, so the second thread's 'agent' chunk shows "
-        "'a different query' where upstream expects 'query'"
-    ),
-)
 def test_state_graph_packets(
     sync_checkpointer: BaseCheckpointSaver, mocker: MockerFixture
 ) -> None:

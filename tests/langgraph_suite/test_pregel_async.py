@@ -3625,11 +3625,18 @@ async def test_doubly_nested_graph_interrupts(
         {"parent_1": {"my_key": "hi my value"}},
         {"__interrupt__": ()},
     ]
-    # graphrun: the `nodes` assertions read LangGraph's private CONFIG_KEY_NODE_FINISHED
-    # callback, which graphrun does not call; they are not ported.
+    assert nodes == ["parent_1", "grandchild_1"]
     assert [c async for c in app.astream(None, config, durability=durability)] == [
         {"child": {"my_key": "hi my value here and there"}},
         {"parent_2": {"my_key": "hi my value here and there and back again"}},
+    ]
+    assert nodes == [
+        "parent_1",
+        "grandchild_1",
+        "grandchild_2",
+        "child_1",
+        "child",
+        "parent_2",
     ]
 
     # test stream values w/ nested interrupt

@@ -6,6 +6,7 @@ import asyncio
 import uuid
 from typing import Annotated, Any, TypedDict
 
+import pydantic
 import pytest
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.common import SearchAttributeKey
@@ -17,6 +18,7 @@ from graphrun import (
     EmptyInputError,
     InvalidResumeError,
     InvalidUpdateError,
+    ResumeValidationError,
     StateGraph,
     interrupt,
     registry,
@@ -112,3 +114,32 @@ async def test_a_reducer_that_raises_fails_the_run_not_the_workflow_task(
     assert desc.status == WorkflowExecutionStatus.RUNNING  # open, waiting for a fix
     assert desc.typed_search_attributes.get(SearchAttributeKey.for_keyword(
         "GraphStatus")) == "failed"
+
+
+async def test_an_answer_its_schema_refuses_is_pydantics_error_too(temporal_client: Any,
+                                                                   graph_worker: str) -> None:
+    class Approval(pydantic.BaseModel):
+        approved: bool
+
+    def ask(state: State) -> dict[str, Any]:
+        return {"n": int(interrupt("ship it?", response_schema=Approval).approved)}
+
+    name = f"ask-{uuid.uuid4().hex[:8]}"
+    registry.register(name, StateGraph(State).add_node("ask", ask).add_edge(START, "ask")
+                      .compile(name=name))
+    remote = GraphClient(temporal_client, task_queue=graph_worker).graph(name)
+    config = {"configurable": {"thread_id": f"schema-{uuid.uuid4().hex[:8]}"}}
+    [asked] = (await remote.ainvoke({"n": 0}, config))["__interrupt__"]
+
+    with pytest.raises(ResumeValidationError) as refused:
+        await remote.ainvoke(Command(resume={"approved": "perhaps"}), config)
+    # graphrun's class (a RuntimeError, as LangGraph's resume errors) and pydantic's.
+    assert isinstance(refused.value, InvalidResumeError)
+    assert isinstance(refused.value, pydantic.ValidationError)
+    assert [(e["loc"], e["type"]) for e in refused.value.errors()] == [
+        (("approved",), "bool_parsing")]
+    assert refused.value.title == "Approval"
+    assert str(refused.value).startswith("the answer to node 'ask' does not match its "
+                                         "response_schema: 1 validation error for Approval\n")
+    assert [i.id for i in (await remote.aget_state(config)).interrupts] == [asked.id]
+    assert await remote.ainvoke(Command(resume={"approved": True}), config) == {"n": 1}

@@ -512,8 +512,11 @@ def test_response_schema_is_published_and_validates_the_answer() -> None:
     assert intr.response_schema["properties"]["approved"]["type"] == "boolean"
 
     before = fingerprint(thread)
-    with pytest.raises(InvalidResumeError, match="node 'ask' does not match its response_schema"):
+    with pytest.raises(InvalidResumeError, match="node 'ask' does not match its response_schema"
+                       ) as refused:
         drive(spec, thread, Command(resume={"approved": "perhaps"}))
+    assert isinstance(refused.value, pydantic.ValidationError)  # as LangGraph raises
+    assert [e["loc"] for e in refused.value.errors()] == [("approved",)]
     assert fingerprint(thread) == before
     assert answers == []
     assert pending_interrupts(thread.head) == {intr.id: intr}

@@ -29,6 +29,7 @@ EXPECTED_ALL = sorted([
     "UntrackedValue",
     "Overwrite",
     "PregelTask",
+    "ResumeValidationError",
     "RetryPolicy",
     "Runtime",
     "Send",

@@ -14,9 +14,9 @@ unknown args and fields through): test_per_call_interrupt_shows_the_call_and_the
 (KeyError 'additionalProperties'), and the two `extra_forbidden` cases of
 test_decision_schema_rejects_a_bad_answer_with_one_error_at_the_problem (no error raised).
 
-Strict xfails: a resume that fails the interrupt's `response_schema` raises graphrun's
-`InvalidResumeError` (DESIGN.md §4: the same error class from both drivers; its message
-carries pydantic's), where LangGraph raises pydantic's `ValidationError`.
+A resume that fails the interrupt's `response_schema` raises graphrun's
+`ResumeValidationError`: an `InvalidResumeError` (DESIGN.md §4) that is pydantic's
+`ValidationError` too, rebuilt from pydantic's errors on Temporal.
 """
 
 import sys
@@ -52,13 +52,6 @@ from .model import FakeToolCallingModel
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
-
-# graphrun: why a test is xfail (see the module docstring)
-VALIDATION_ERROR = (
-    "a resume that fails the interrupt's response_schema raises graphrun's "
-    "InvalidResumeError (a RuntimeError carrying pydantic's message), the same from both "
-    "drivers by design, not pydantic's ValidationError that the test expects"
-)
 
 # --- Per-call mode (interrupt_mode="per_call") ---
 
@@ -220,7 +213,6 @@ def test_per_call_edit_leaves_validation_and_injected_args_to_the_tool() -> None
     assert str(message.content).endswith("sent to <bob> for call_email")
 
 
-@pytest.mark.xfail(strict=True, reason=VALIDATION_ERROR)
 def test_per_call_pauses_once_per_gated_call_and_applies_answers_by_id() -> None:
     ran: list[str] = []
 
@@ -298,7 +290,6 @@ def test_per_call_pauses_once_per_gated_call_and_applies_answers_by_id() -> None
     assert "__interrupt__" not in final
 
 
-@pytest.mark.xfail(strict=True, reason=VALIDATION_ERROR)
 @pytest.mark.parametrize(
     ("error", "after"),
     [
@@ -404,7 +395,6 @@ def test_per_call_same_tool_twice_routes_each_answer_to_its_own_call() -> None:
     assert messages[""].status == "error"
 
 
-@pytest.mark.xfail(strict=True, reason=VALIDATION_ERROR)
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="Asyncio context vars require Python 3.11+")
 @pytest.mark.parametrize(
     ("answer", "status", "content"),
