@@ -19,7 +19,6 @@ from graphrun.bridge import _langgraph as private
 from graphrun.bridge import run
 from graphrun.bridge.called import stateful_graph_called_by
 from graphrun.bridge.errors import langgraph_errors
-from graphrun.bridge.run import node_finished
 from graphrun.bridge.saver import LangGraphSaver, saved
 from graphrun.errors import GraphValidationError
 from graphrun.graph import StateGraph
@@ -85,7 +84,6 @@ class BridgedGraph(CompiledStateGraph):
     def _task_done(call: Any, run: Any, config: Any, result: Any) -> None:
         if (ledger := saved(run.thread)) is not None:
             ledger.task_done(call, result)
-        node_finished(config, call.task.name, result)
 
     def _steps(self, run: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
         ledger = saved(run.thread)

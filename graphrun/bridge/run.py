@@ -27,7 +27,7 @@ from graphrun.checkpoint import interrupt_id
 from graphrun.errors import GraphInterrupt, ParentCommand, invalid_resume
 from graphrun.runner import TaskContext, check_json, refuse_answer
 from graphrun.task import current_task
-from graphrun.types import NS_SEP, PUSH, START, Command, Interrupt, Send, TimeoutPolicy
+from graphrun.types import NS_SEP, PUSH, Command, Interrupt, Send, TimeoutPolicy
 
 
 def to_graphrun(value: Any) -> Any:
@@ -250,16 +250,6 @@ def _interrupt(ctx: TaskContext, i: Any) -> Interrupt:
 def _interrupts(exc: BaseException) -> list[Any]:
     found = exc.args[0] if exc.args else ()
     return list(found) if isinstance(found, (list, tuple)) else []
-
-
-def node_finished(config: Mapping[str, Any] | None, name: str, result: Any) -> None:
-    """LangGraph's config callback `__pregel_node_finished`, called with the node's name
-    when a task of it finishes (not when it fails or pauses; never for __start__, which
-    LangGraph's tags hidden), as LangGraph's runner does."""
-    callback = ((config or {}).get(private.CONF) or {}).get(private.CONFIG_KEY_NODE_FINISHED)
-    if callable(callback) and name != START and not (
-            result.error or result.interrupts or result.paused or result.awaiting):
-        callback(name)
 
 
 def path_caller(path: Any, managed: Mapping[str, Any] | None = None) -> Callable[..., Any]:
