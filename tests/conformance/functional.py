@@ -115,6 +115,22 @@ async def answer_each(d: FuncDriver, g: Any, cfg: dict[str, Any], result: Any,
         log.append([out(result), dict(sorted(ran.items()))])
 
 
+def doubling(api: FuncApi, ran: Counter[str]) -> Any:
+    """The task `inner`: twice its input, counting its runs in `ran`."""
+
+    @api.task
+    def inner(x: int) -> int:
+        ran["inner"] += 1
+        return x * 2
+
+    return inner
+
+
+async def ran_with(g: Any, given: Any, cfg: dict[str, Any], ran: Counter[str]) -> list[Any]:
+    """One invocation: its output, and how often each task has run so far."""
+    return [out(await g.ainvoke(given, cfg)), dict(sorted(ran.items()))]
+
+
 async def pending(g: Any, cfg: dict[str, Any]) -> list[Any]:
     snap = await g.aget_state(cfg)
     return [list(snap.next), [[t.name, [norm(i.value) for i in t.interrupts]]
@@ -126,10 +142,7 @@ async def pending(g: Any, cfg: dict[str, Any]) -> list[Any]:
 async def nested_call_kept_when_caller_resumes(d: FuncDriver) -> list[Any]:
     api, ran, log = d.api, Counter[str](), []
 
-    @api.task
-    def inner(x: int) -> int:
-        ran["inner"] += 1
-        return x * 2
+    inner = doubling(api, ran)
 
     @api.task
     def outer(x: int) -> int:
@@ -141,9 +154,9 @@ async def nested_call_kept_when_caller_resumes(d: FuncDriver) -> list[Any]:
         return {"a": outer(x).result()}
 
     g, cfg = d.serve(main), d.config("nested-kept")
-    log.append([out(await g.ainvoke(1, cfg)), dict(ran)])
+    log.append(await ran_with(g, 1, cfg, ran))
     log.append(await pending(g, cfg))
-    log.append([out(await g.ainvoke(api.Command(resume=10), cfg)), dict(ran)])
+    log.append(await ran_with(g, api.Command(resume=10), cfg, ran))
     return log
 
 
@@ -151,10 +164,7 @@ async def nested_call_kept_when_caller_resumes(d: FuncDriver) -> list[Any]:
 async def nested_call_unread_before_interrupt(d: FuncDriver) -> list[Any]:
     api, ran, log = d.api, Counter[str](), []
 
-    @api.task
-    def inner(x: int) -> int:
-        ran["inner"] += 1
-        return x * 2
+    inner = doubling(api, ran)
 
     @api.task
     def outer(x: int) -> int:
@@ -167,8 +177,8 @@ async def nested_call_unread_before_interrupt(d: FuncDriver) -> list[Any]:
         return {"a": outer(x).result()}
 
     g, cfg = d.serve(main), d.config("nested-unread")
-    log.append([out(await g.ainvoke(1, cfg)), dict(ran)])
-    log.append([out(await g.ainvoke(api.Command(resume=10), cfg)), dict(ran)])
+    log.append(await ran_with(g, 1, cfg, ran))
+    log.append(await ran_with(g, api.Command(resume=10), cfg, ran))
     return log
 
 
@@ -193,7 +203,7 @@ async def nested_async_calls_kept_twice(d: FuncDriver) -> list[Any]:
         return {"a": await outer(x)}
 
     g, cfg = d.serve(main), d.config("nested-async")
-    log.append([out(await g.ainvoke(1, cfg)), dict(sorted(ran.items()))])
+    log.append(await ran_with(g, 1, cfg, ran))
     for answer in ("A", "B"):
         result = await g.ainvoke(api.Command(resume=answer), cfg)
         log.append([out(result), dict(sorted(ran.items()))])
@@ -235,10 +245,7 @@ async def graph_node_calls_nested_tasks(d: FuncDriver) -> list[Any]:
     class S(TypedDict):
         a: int
 
-    @api.task
-    def inner(x: int) -> int:
-        ran["inner"] += 1
-        return x * 2
+    inner = doubling(api, ran)
 
     @api.task
     def outer(x: int) -> int:
@@ -251,8 +258,8 @@ async def graph_node_calls_nested_tasks(d: FuncDriver) -> list[Any]:
     b.add_node("node", node)
     b.add_edge(api.START, "node")
     g, cfg = d.serve(b.compile(checkpointer=api.InMemorySaver())), d.config("node")
-    log.append([out(await g.ainvoke({"a": 1}, cfg)), dict(ran)])
-    log.append([out(await g.ainvoke(api.Command(resume=100), cfg)), dict(ran)])
+    log.append(await ran_with(g, {"a": 1}, cfg, ran))
+    log.append(await ran_with(g, api.Command(resume=100), cfg, ran))
     return log
 
 
@@ -365,10 +372,7 @@ async def two_nodes_calls_answered_together_by_id(d: FuncDriver) -> list[Any]:
 async def failed_call_runs_again_on_resume(d: FuncDriver) -> list[Any]:
     api, ran, log = d.api, Counter[str](), []
 
-    @api.task
-    def inner(x: int) -> int:
-        ran["inner"] += 1
-        return x * 2
+    inner = doubling(api, ran)
 
     @api.task
     def flaky(x: int) -> int:
@@ -384,9 +388,8 @@ async def failed_call_runs_again_on_resume(d: FuncDriver) -> list[Any]:
         return {"caught": caught, "inner": inner(x).result(), "q": api.interrupt("q")}
 
     g, cfg = d.serve(main), d.config("failed")
-    log.append([out(await g.ainvoke(1, cfg)), dict(sorted(ran.items()))])
-    log.append([out(await g.ainvoke(api.Command(resume="A"), cfg)),
-                dict(sorted(ran.items()))])
+    log.append(await ran_with(g, 1, cfg, ran))
+    log.append(await ran_with(g, api.Command(resume="A"), cfg, ran))
     return log
 
 

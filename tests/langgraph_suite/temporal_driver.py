@@ -182,9 +182,12 @@ def compile_on(host: TemporalHost, original: Any) -> Any:
     return compile
 
 
-def serve_every_graph(host: TemporalHost, monkeypatch: Any) -> None:
-    """Serve on Temporal every graph the test compiles, with a checkpointer or not (for
-    tests that take no checkpointer fixture but run on Temporal too)."""
+def serve_every_graph(request: Any) -> None:
+    """Serve on Temporal every graph the test of fixture `request` compiles, with a
+    checkpointer or not (for tests that take no checkpointer fixture but run on Temporal
+    too)."""
+    host: TemporalHost = request.getfixturevalue("suite_temporal_host")
+    monkeypatch = request.getfixturevalue("monkeypatch")
     original = StateGraph.compile
 
     def compile(self: StateGraph, checkpointer: Any = None, **kw: Any) -> Any:

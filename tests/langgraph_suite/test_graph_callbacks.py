@@ -38,8 +38,7 @@ def driver(request: pytest.FixtureRequest) -> str:
     if request.param == "temporal":
         from tests.langgraph_suite.temporal_driver import serve_every_graph
 
-        serve_every_graph(request.getfixturevalue("suite_temporal_host"),
-                          request.getfixturevalue("monkeypatch"))
+        serve_every_graph(request)
     return request.param
 
 

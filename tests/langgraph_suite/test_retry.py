@@ -73,8 +73,7 @@ def driver(request: pytest.FixtureRequest) -> str:
             request.applymarker(pytest.mark.xfail(strict=True, reason=ON_TEMPORAL[name]))
         from tests.langgraph_suite.temporal_driver import serve_every_graph
 
-        serve_every_graph(request.getfixturevalue("suite_temporal_host"),
-                          request.getfixturevalue("monkeypatch"))
+        serve_every_graph(request)
     return where
 
 

@@ -72,58 +72,53 @@ async def record_approval(gc: GraphClient) -> None:
 
 
 async def record_parallel(gc: GraphClient) -> None:
-    g, cfg = gc.graph("parallel"), _cfg("parallel")
-    out = await g.ainvoke({"answers": []}, cfg)
-    ids = {i.value: i.id for i in out[INTERRUPT]}
-    assert set(ids) == {"question a", "question b"}, out
-    out = await g.ainvoke(Command(resume={ids["question a"]: "yes",
-                                          ids["question b"]: "no"}), cfg)
-    assert out.get("done") is True and sorted(out["answers"]) == ["a=yes", "b=no"], out
-    await _save(await _finish(gc, "parallel"), "parallel")
+    await _answer_both(gc, "parallel", _cfg("parallel"))
 
 
 async def record_max_concurrency(gc: GraphClient) -> None:
     """parallel with max_concurrency=1: its two questions are asked one activity at a time
     (the max-concurrency patch)."""
-    g, cfg = gc.graph("parallel"), {**_cfg("max-concurrency"), "max_concurrency": 1}
+    await _answer_both(gc, "max_concurrency",
+                       {**_cfg("max-concurrency"), "max_concurrency": 1})
+
+
+async def _answer_both(gc: GraphClient, history: str, cfg: dict[str, Any]) -> None:
+    """parallel's two questions, answered together by id."""
+    g = gc.graph("parallel")
     out = await g.ainvoke({"answers": []}, cfg)
     ids = {i.value: i.id for i in out[INTERRUPT]}
     assert set(ids) == {"question a", "question b"}, out
     out = await g.ainvoke(Command(resume={ids["question a"]: "yes",
                                           ids["question b"]: "no"}), cfg)
     assert out.get("done") is True and sorted(out["answers"]) == ["a=yes", "b=no"], out
-    await _save(await _finish(gc, "max-concurrency"), "max_concurrency")
+    await _save(await _finish(gc, cfg["configurable"]["thread_id"]), history)
 
 
 async def record_flaky(gc: GraphClient) -> None:
-    g, cfg = gc.graph("flaky"), _cfg("flaky")
-    graphs.FLAKY_BROKEN = True
-    try:
-        await g.ainvoke({"log": []}, cfg)
-        raise AssertionError("flaky: expected NodeFailedError")
-    except NodeFailedError as exc:
-        assert exc.node == "broken", exc
-    graphs.FLAKY_BROKEN = False
-    out = await g.ainvoke(None, cfg)
-    assert sorted(out["log"]) == ["broken ok", "steady ok"], out
-    await _save(await _finish(gc, "flaky"), "flaky")
+    await _fail_then_fix(gc, "flaky", "FLAKY_BROKEN", "broken", ["broken ok", "steady ok"])
 
 
 async def record_handled(gc: GraphClient) -> None:
     """handled: a node fails and its error handler, a node of its own run as its own
     activity, fails too; resumed, the handler runs again (not the node) and recovers."""
-    g, cfg = gc.graph("handled"), _cfg("handled")
-    graphs.HANDLER_BROKEN = True
+    await _fail_then_fix(gc, "handled", "HANDLER_BROKEN", "__error_handler__fails", [
+        "recovered from fails: downstream service unavailable", "steady ok"])
+
+
+async def _fail_then_fix(gc: GraphClient, name: str, broken: str, failing: str,
+                         log: list[str]) -> None:
+    """`name` run while graphs.<broken> makes node `failing` fail, then resumed fixed."""
+    g, cfg = gc.graph(name), _cfg(name)
+    setattr(graphs, broken, True)
     try:
         await g.ainvoke({"log": []}, cfg)
-        raise AssertionError("handled: expected NodeFailedError")
+        raise AssertionError(f"{name}: expected NodeFailedError")
     except NodeFailedError as exc:
-        assert exc.node == "__error_handler__fails", exc
-    graphs.HANDLER_BROKEN = False
+        assert exc.node == failing, exc
+    setattr(graphs, broken, False)
     out = await g.ainvoke(None, cfg)
-    assert sorted(out["log"]) == [
-        "recovered from fails: downstream service unavailable", "steady ok"], out
-    await _save(await _finish(gc, "handled"), "handled")
+    assert sorted(out["log"]) == log, out
+    await _save(await _finish(gc, name), name)
 
 
 async def record_looping(gc: GraphClient) -> None:
