@@ -1103,10 +1103,10 @@ async def test_multiple_tasks_before_interrupt_resume(
 
 @NEEDS_CONTEXTVARS
 @pytest.mark.xfail(strict=True, reason=(
-    "in-process the events match but for one's order: the second my_task call's "
-    "'updates' chunk reaches astream_events (on_chain_stream LangGraph) as the call ends, "
-    "before my_workflow's on_chain_stream; LangGraph's arrives after it. On Temporal "
-    "RemoteGraph has no astream_events"))
+    "the events match but for one's order, in-process and on Temporal: the second "
+    "my_task call's 'updates' chunk reaches astream_events (on_chain_stream LangGraph) as "
+    "the call ends, before my_workflow's on_chain_stream; LangGraph's arrives after it, "
+    "once the caller went on (an order of asyncio's scheduling, not of the graph)"))
 async def test_imp_exception(
     async_checkpointer: BaseCheckpointSaver,
 ) -> None:
