@@ -24,7 +24,7 @@ from graphrun.errors import GraphValidationError
 from graphrun.graph import StateGraph
 from graphrun.local import CompiledStateGraph
 from graphrun.spec import Branch, reducer_start
-from graphrun.types import CachePolicy, RetryPolicy, StateUpdate
+from graphrun.types import CachePolicy, RetryPolicy, StateUpdate, TracePolicy
 
 
 def compiled(graph: Any, *, name: str | None, checkpointer: Any) -> Any:
@@ -197,7 +197,7 @@ def _add_node(b: StateGraph, lg: Any, name: str, spec: Any, managed: Mapping[str
         sub: Any = (runnable if isinstance(runnable, CompiledStateGraph)
                     else compiled(runnable, name=name, checkpointer=None))
         b.add_node(name, sub, metadata=spec.metadata, cache_policy=_cache(spec.cache_policy),
-                   defer=spec.defer)
+                   defer=spec.defer, trace_policy=_trace(spec))
         return
     input_schema = _or_none(spec.input_schema, lg.state_schema)
     node = node_function(runnable, managed, name)
@@ -208,7 +208,7 @@ def _add_node(b: StateGraph, lg: Any, name: str, spec: Any, managed: Mapping[str
     b.add_node(name, node, retry_policy=_retry(spec.retry_policy), metadata=spec.metadata,
                timeout=run.timeout_policy(getattr(spec, "timeout", None)), defer=spec.defer,
                input_schema=input_schema, error_handler=handler,
-               cache_policy=_cache(spec.cache_policy))
+               cache_policy=_cache(spec.cache_policy), trace_policy=_trace(spec))
     body = getattr(runnable, "func", None) or getattr(runnable, "afunc", None)
     if body is not None and (sub := stateful_graph_called_by(body)) is not None:
         b.nodes[name] = dataclasses.replace(b.nodes[name], calls_graph=sub)
@@ -261,6 +261,15 @@ def _cache(policy: Any) -> CachePolicy | None:
     if policy is None:
         return None
     return CachePolicy(key_func=policy.key_func, ttl=policy.ttl)
+
+
+def _trace(spec: Any) -> TracePolicy | None:
+    """A LangGraph node's TracePolicy as graphrun's (its processors kept)."""
+    policy = getattr(spec, "trace_policy", None)
+    if policy is None:
+        return None
+    return TracePolicy(process_inputs=policy.process_inputs,
+                       process_outputs=policy.process_outputs)
 
 
 def _channel(key: str, c: Any) -> gr_channels.Channel:

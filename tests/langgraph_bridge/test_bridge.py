@@ -320,6 +320,36 @@ def test_error_handler_and_retry_policy_carry_over() -> None:
     assert len(tries) == 4  # two tries each
 
 
+def test_trace_policy_carries_over() -> None:
+    from langchain_core.tracers.base import BaseTracer
+    from langgraph.types import TracePolicy
+
+    class Recording(BaseTracer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.runs: list[Any] = []
+
+        def _persist_run(self, run: Any) -> None:
+            pass
+
+        def _on_chain_end(self, run: Any) -> None:
+            self.runs.append(run)
+
+    def recorded(graph: Any) -> dict[str, Any]:
+        tracer = Recording()
+        assert graph.invoke({"log": []}, {"callbacks": [tracer]}) == {"log": ["ran"]}
+        [run] = [r for r in tracer.runs if r.name == "node"]
+        return {"inputs": run.inputs, "outputs": run.outputs}
+
+    b = StateGraph(S)
+    b.add_node("node", lambda s: {"log": ["ran"]}, trace_policy=TracePolicy(
+        process_inputs=lambda _: {"hidden": "in"}, process_outputs=lambda _: {"hidden": "out"}))
+    b.add_edge(START, "node")
+    lg = recorded(b.compile())
+    assert lg == {"inputs": {"hidden": "in"}, "outputs": {"hidden": "out"}}
+    assert recorded(from_langgraph(b.compile())) == lg
+
+
 def test_cache_policy_and_cache_carry_over() -> None:
     from langgraph.cache.memory import InMemoryCache
     from langgraph.types import CachePolicy
