@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import json
 import random
 from collections.abc import Callable, Iterator, Mapping
@@ -38,6 +39,8 @@ class _Span:
 
     backend: Backend
     handle: Any
+    graph: str = ""  # a node's: its graph and name, for its TracePolicy
+    node: str = ""
 
 
 class GraphTracing(temporalio.client.Interceptor, temporalio.worker.Interceptor):
@@ -364,14 +367,16 @@ class _WorkflowOutbound(temporalio.worker.WorkflowOutboundInterceptor):
         metadata = {**node_metadata(call, name), "temporalWorkflowID": info.workflow_id,
                     "temporalRunID": info.run_id}
         task = getattr(call, "task", None) or {}
-        inputs = Later(_plain, task.get("input")) if "input" in task else None
+        graph, node = str(getattr(call, "graph", "")), str(getattr(call, "node", ""))
+        inputs = (Later(functools.partial(_node_inputs, graph, node), task.get("input"))
+                  if "input" in task else None)
         spans = []
         headers = dict(input.headers)
         for parent in inv.spans:
             b = parent.backend
             handle = b.wf_open(name, parent.handle, metadata, inputs, self.root.rng())
             headers[b.header] = _payload(b.wf_carrier(handle))
-            spans.append(_Span(b, handle))
+            spans.append(_Span(b, handle, graph, node))
         input.headers = headers
         return spans
 
@@ -396,7 +401,8 @@ def _node_done(handle: Any, spans: list[_Span]) -> None:
     elif handle.exception() is not None:
         error = _error_text(handle.exception())
     else:
-        outputs = Later(_node_outputs, handle.result())
+        outputs = Later(functools.partial(_node_outputs, spans[0].graph, spans[0].node),
+                        handle.result())
     for s in spans:
         s.backend.wf_close(s.handle, outputs, error)
 
@@ -428,9 +434,43 @@ def _plain(v: Any) -> Any:
     return {k: _plain(x) for k, x in v.items() if k != TAG}
 
 
-def _node_outputs(result: Any) -> dict[str, Any] | None:
-    """A node's writes (channel: value, as plain JSON) and the questions it asked."""
+def _trace_policy(graph: str, node: str) -> Any:
+    """Node `node`'s TracePolicy in the graph this worker serves as `graph`, or None."""
+    served = registry.find(graph)
+    spec_node = getattr(getattr(served, "spec", None), "nodes", {}).get(node)
+    return getattr(spec_node, "trace_policy", None)
+
+
+def _processed(graph: str, node: str, which: str, typed: Any) -> tuple[bool, Any]:
+    """(True, what the node's TracePolicy records for `typed`, as plain JSON), or (False,
+    None) without a processor. As in-process, the processor gets the value itself, of
+    the graph's classes (here on the sending thread, never the workflow's)."""
+    process = getattr(_trace_policy(graph, node), which, None)
+    if process is None:
+        return False, None
+    from graphrun import callbacks, serde
+
+    spec = registry.find(graph).spec
+    value = (serde.loads(typed, spec.types) if which == "process_inputs" else
+             {str(c): serde.loads(v, spec.types) for c, v in typed if c in spec.state_keys})
+    return True, _plain(serde.dumps(callbacks.recorded(value, process)))
+
+
+def _node_inputs(graph: str, node: str, typed: Any) -> Any:
+    processed, shown = _processed(graph, node, "process_inputs", typed)
+    return shown if processed else _plain(typed)
+
+
+def _node_outputs(graph: str, node: str, result: Any) -> dict[str, Any] | None:
+    """A node's writes (channel: value, as plain JSON) and the questions it asked; with a
+    TracePolicy's process_outputs, what it records of the node's state writes (the
+    update, as a dict) instead."""
     writes = getattr(result, "writes", None)
+    processed, shown = (_processed(graph, node, "process_outputs", writes)
+                        if writes is not None and not getattr(result, "interrupts", None)
+                        else (False, None))
+    if processed:
+        return shown if isinstance(shown, dict) else {"output": shown}
     if writes is None:
         return None
     out: dict[str, Any] = {}

@@ -223,6 +223,40 @@ async def test_langsmith_trace_of_a_graph_on_temporal(temporal_client: Any,
         [(d, name if n == "purchase" else n, t) for d, n, t in tree] for tree in langgraph]
 
 
+async def test_a_node_trace_policy_holds_for_the_workers_runs(temporal_client: Any,
+                                                               task_queue: str) -> None:
+    # The node's run is opened by the workflow and sent by the worker: what it records
+    # is what the TracePolicy makes of the node's input and output, as in-process.
+    name = f"scrubbed-{uuid.uuid4().hex[:8]}"
+
+    class Card(TypedDict):
+        card: str
+        charged: bool
+
+    policy = graphrun.types.TracePolicy(
+        process_inputs=lambda s: {**s, "card": "****"},
+        process_outputs=lambda out: {"charged": out["charged"], "card": "****"})
+    graph = (StateGraph(Card).add_node("charge", lambda s: {"charged": True,
+                                                            "card": s["card"]},
+                                       trace_policy=policy)
+             .add_edge(START, "charge").compile(name=name))
+    registry.register(name, graph)
+    with FakeLangSmith() as ls:
+        traced = GraphTracing(LangSmithTracing(client=ls.client()))
+        gc = GraphClient(temporal_client, task_queue=task_queue, tracing=traced)
+        async with create_worker(temporal_client, {name: graph}, task_queue=task_queue,
+                                 tracing=traced):
+            out = await gc.graph(name).ainvoke({"card": "4242", "charged": False},
+                                               {"configurable": {"thread_id": name}})
+        assert out == {"card": "4242", "charged": True}
+        traced.flush()
+        runs = ls.wait_for(lambda r: any(v.get("name") == "charge" and v.get("end_time")
+                                         for v in r.values()))
+    [charge] = [r for r in runs.values() if r["name"] == "charge"]
+    assert charge["inputs"] == {"card": "****", "charged": False}
+    assert charge["outputs"] == {"charged": True, "card": "****"}
+
+
 def _flaky_graph(name: str, calls: list[int]) -> Any:
     """A node whose first attempt goes silent past its heartbeat timeout, as a lost
     worker would: Temporal runs it again."""
