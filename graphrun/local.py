@@ -31,7 +31,7 @@ from graphrun.engine import Run, RunOptions, TaskCall, TaskResult, Thread
 from graphrun.errors import GraphDrained, GraphInterrupt
 from graphrun.limits import alimited, limited, slots_for, timed_out
 from graphrun.runnable import RunnableGraph, graph_output, stream_parts
-from graphrun.runner import arun_task, node_writes, run_task
+from graphrun.runner import TaskContext, arun_task, node_writes, run_task
 from graphrun.runtime import merging_thread
 from graphrun.spec import GraphSpec
 from graphrun.task import current_task
@@ -496,10 +496,10 @@ class CompiledStateGraph(RunnableGraph):
         `version="v2"` yields LangGraph's `StreamPart` dicts instead:
         `{"type": mode, "ns": namespace, "data": chunk}`."""
         config = self.merged_config(config)
-        chunks = self._chunker(stream_mode, subgraphs, version)
         if self._nests(config):  # called inside a node: a subgraph of its task
-            yield from self._stream_nested(input, config, stream_mode, chunks)
+            yield from self._stream_nested(input, config, stream_mode, subgraphs, version)
             return
+        chunks = self._chunker(stream_mode, subgraphs, version)
         trace = tracing.start_graph(self._run_name, input, config)
         try:
             run = self._run(input, config, {**options, "stream_mode": stream_mode})
@@ -519,11 +519,12 @@ class CompiledStateGraph(RunnableGraph):
                       stream_mode: str | Sequence[str] = "updates", subgraphs: bool = False,
                       version: str = "v1", **options: Any) -> AsyncIterator[Any]:
         config = self.merged_config(config)
-        chunks = self._chunker(stream_mode, subgraphs, version)
         if self._nests(config):  # called inside a node: a subgraph of its task
-            async for chunk in self._astream_nested(input, config, stream_mode, chunks):
+            async for chunk in self._astream_nested(input, config, stream_mode, subgraphs,
+                                                    version):
                 yield chunk
             return
+        chunks = self._chunker(stream_mode, subgraphs, version)
         trace = await tracing.astart_graph(self._run_name, input, config)
         try:
             run = self._run(input, config, {**options, "stream_mode": stream_mode})
@@ -542,12 +543,13 @@ class CompiledStateGraph(RunnableGraph):
         if trace is not None:
             await trace.aend(run.output_values())
 
-    def _chunker(self, stream_mode: str | Sequence[str], subgraphs: bool, version: str
-                 ) -> Callable[[list[tuple[Any, ...]]], Iterator[Any]]:
-        """A run's events as chunks: LangGraph's v1 shapes, or its v2 stream parts."""
+    def _chunker(self, stream_mode: str | Sequence[str], subgraphs: bool, version: str,
+                 own: tuple[str, ...] = ()) -> Callable[[list[tuple[Any, ...]]], Iterator[Any]]:
+        """A run's events as chunks: LangGraph's v1 shapes, or its v2 stream parts; the
+        run's own under `own`, the namespace its graph streams under."""
         if version == "v2":
-            return lambda events: stream_parts(events, stream_mode, subgraphs, self.spec)
-        return lambda events: engine.stream_chunks(events, stream_mode, subgraphs)
+            return lambda events: stream_parts(events, stream_mode, subgraphs, self.spec, own)
+        return lambda events: engine.stream_chunks(events, stream_mode, subgraphs, own)
 
     # -- subgraphs -----------------------------------------------------------
     def _nests(self, config: Mapping[str, Any] | None) -> bool:
@@ -597,13 +599,14 @@ class CompiledStateGraph(RunnableGraph):
         return go()
 
     def _stream_nested(self, input: Any, config: Mapping[str, Any] | None,
-                       stream_mode: str | Sequence[str],
-                       chunks: Callable[[list[tuple[Any, ...]]], Iterator[Any]]
+                       stream_mode: str | Sequence[str], subgraphs: bool, version: str
                        ) -> Iterator[Any]:
-        """stream() inside a node: as `_invoke_nested`, yielding the run's chunks."""
+        """stream() inside a node: as `_invoke_nested`, yielding the run's chunks, under
+        the namespace of the task that runs it (LangGraph's)."""
         trace = tracing.start_graph(self._run_name, input, config)
         try:
             run, finish, forward, live = self._nested(input, config, stream_mode)
+            chunks = self._chunker(stream_mode, subgraphs, version, _split(run.ns))
             heard, tee = _tee(live)
             for events in self._steps(run, config, tee, trace):
                 forward(events)
@@ -617,12 +620,12 @@ class CompiledStateGraph(RunnableGraph):
             trace.end(out)
 
     async def _astream_nested(self, input: Any, config: Mapping[str, Any] | None,
-                              stream_mode: str | Sequence[str],
-                              chunks: Callable[[list[tuple[Any, ...]]], Iterator[Any]]
-                              ) -> AsyncIterator[Any]:
+                              stream_mode: str | Sequence[str], subgraphs: bool,
+                              version: str) -> AsyncIterator[Any]:
         trace = await tracing.astart_graph(self._run_name, input, config)
         try:
             run, finish, forward, live = self._nested(input, config, stream_mode)
+            chunks = self._chunker(stream_mode, subgraphs, version, _split(run.ns))
             heard, tee = _tee(live)
             async for events in self._asteps(run, config, tee, trace):
                 forward(events)
@@ -635,6 +638,25 @@ class CompiledStateGraph(RunnableGraph):
             raise
         if trace is not None:
             await trace.aend(out)
+
+    def _nested_ns(self, ctx: TaskContext) -> str:
+        """The namespace of this graph's next run inside the task `ctx`: the task's (for
+        compile(checkpointer=True), its node's), numbered from the task's second graph
+        call on, as LangGraph's."""
+        ns = ctx.call.task.ns
+        if self.checkpointer is True:
+            ns = ns.rsplit(NS_END, 1)[0]
+        count = ctx.subgraph_counter
+        return f"{ns}{NS_SEP}{count}" if count else ns
+
+    def stream_scope(self, config: Mapping[str, Any] | None) -> tuple[str, ...]:
+        """Called inside a node, the namespace this graph's own chunks will stream under
+        (as `stream_events(version="v3")` inside a node is scoped in LangGraph); else a
+        `checkpoint_ns` the config names."""
+        ctx = current_task()
+        if ctx is not None and self._nests(self.merged_config(config)):
+            return _split(self._nested_ns(ctx))
+        return super().stream_scope(config)
 
     def _nested(self, input: Any, config: Mapping[str, Any] | None,
                 stream_mode: str | Sequence[str] = ()) -> tuple[
@@ -649,13 +671,11 @@ class CompiledStateGraph(RunnableGraph):
         count = ctx.subgraph_counter
         key = (f"{STATEFUL}{task.name}:{self.spec.name}:{count}" if stateful
                else f"{self.spec.name}:{count}")
+        ns = self._nested_ns(ctx)
         ctx.subgraph_counter += 1
         # The task's saved nested thread (typed JSON brings it back as a Thread on Temporal).
         saved: Thread | None = ctx.nested.get(key)
         parent_tid = _thread_id(ctx.config) or "ephemeral"
-        ns = task.ns.rsplit(NS_END, 1)[0] if stateful else task.ns
-        if count:  # the task's second subgraph call and on are numbered (LangGraph)
-            ns = f"{ns}{NS_SEP}{count}"
         thread = saved or Thread(thread_id=f"{parent_tid}|{ns}|{key}")
         # durability="exit": a subgraph that runs to its end saves nothing more (LangGraph
         # saves at the root's exit only), so its history stays as it was when it paused.
@@ -704,7 +724,7 @@ class CompiledStateGraph(RunnableGraph):
 
         # The subgraph's chunks, under the namespace of the task that ran it; streamed at
         # once when the caller streams, else handed over with the task's result.
-        prefix = tuple(ns.split(NS_SEP))
+        prefix = _split(ns)
 
         def sub_event(e: tuple[Any, ...]) -> None:
             ctx.sub_event(e if len(e) == 3 else (prefix, *e))
@@ -959,6 +979,11 @@ def _tee(live: Live | None) -> tuple[Callable[[], list[tuple[Any, ...]]], Live |
         live(event)
 
     return taken, tee
+
+
+def _split(ns: str) -> tuple[str, ...]:
+    """A checkpoint namespace ("node:<task id>|...") as a stream names it."""
+    return tuple(ns.split(NS_SEP)) if ns else ()
 
 
 def _modes(stream_mode: Any) -> frozenset[str]:

@@ -22,7 +22,8 @@ from typing import Any
 _OWNED = ("stream_mode", "subgraphs")
 
 
-def _mux(graph: Any, transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None,
+def _mux(graph: Any, config: Any,
+         transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None,
          kwargs: dict[str, Any], *, is_async: bool) -> tuple[Any, dict[str, Any]]:
     """LangGraph's mux of the built-in transformers, the graph's and the call's, and the
     options of the graph's stream that feeds it (the modes the transformers need)."""
@@ -48,7 +49,9 @@ def _mux(graph: Any, transformers: Sequence[Callable[[tuple[str, ...]], Any]] | 
                    SubgraphTransformer,
                    *lg.normalize_stream_transformers(getattr(graph, "stream_transformers", ())),
                    *lg.normalize_stream_transformers(transformers)],
-        scope=(), is_async=is_async)
+        # Scoped as LangGraph's: a graph streamed inside a node shows, as its own, what
+        # streams under the node's namespace (and a config's checkpoint_ns scopes a call).
+        scope=graph.stream_scope(config), is_async=is_async)
     return mux, {**kwargs, "stream_mode": lg.collect_stream_modes(mux), "subgraphs": True,
                  "version": "v2", "messages_v2": True}
 
@@ -57,7 +60,7 @@ def stream_v3(graph: Any, input: Any, config: Any, *,
               transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None = None,
               **kwargs: Any) -> Any:
     """A `langgraph.stream.GraphRunStream` of the graph's run; iterating it runs it."""
-    mux, options = _mux(graph, transformers, kwargs, is_async=False)
+    mux, options = _mux(graph, config, transformers, kwargs, is_async=False)
     from langgraph.stream import GraphRunStream
 
     return GraphRunStream(iter(graph.stream(input, config, **options)), mux)
@@ -67,7 +70,7 @@ async def astream_v3(graph: Any, input: Any, config: Any, *,
                      transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None = None,
                      **kwargs: Any) -> Any:
     """A `langgraph.stream.AsyncGraphRunStream` of the graph's run."""
-    mux, options = _mux(graph, transformers, kwargs, is_async=True)
+    mux, options = _mux(graph, config, transformers, kwargs, is_async=True)
     from langgraph.stream import AsyncGraphRunStream
 
     return AsyncGraphRunStream(graph.astream(input, config, **options).__aiter__(), mux)

@@ -29,7 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from graphrun._passthrough import passed_through
-from graphrun.types import INTERRUPT, START, GraphOutput, Interrupt
+from graphrun.engine.events import own_or_sub
+from graphrun.types import INTERRUPT, NS_SEP, START, GraphOutput, Interrupt
 
 try:
     # Passed through a workflow sandbox that imports graphrun (a user's workflow module):
@@ -170,6 +171,13 @@ class RunnableGraph(_Base):  # type: ignore[misc]
         """`config` over the graph's own (`with_config`), as an invocation sees it."""
         return merge_configs(self.config, config) if self.config else config
 
+    def stream_scope(self, config: Mapping[str, Any] | None) -> tuple[str, ...]:
+        """The namespace `stream_events(version="v3")` scopes its projections to: a
+        `checkpoint_ns` the config names, as LangGraph scopes a call given one."""
+        configurable = (self.merged_config(config) or {}).get("configurable") or {}
+        ns = configurable.get("checkpoint_ns")
+        return tuple(ns.split(NS_SEP)) if ns else ()
+
     @property
     def InputType(self) -> Any:
         return self.spec.input_type if self.spec is not None else Any
@@ -247,26 +255,29 @@ def _mapper(schema: Any) -> Callable[[Any], Any] | None:
 
 
 def stream_parts(events: Iterable[tuple[Any, ...]], stream_mode: str | Sequence[str],
-                 subgraphs: bool, spec: Any) -> Iterator[dict[str, Any]]:
-    """Stream events as LangGraph's v2 `StreamPart`s."""
+                 subgraphs: bool, spec: Any, own: tuple[str, ...] = ()
+                 ) -> Iterator[dict[str, Any]]:
+    """Stream events as LangGraph's v2 `StreamPart`s. `own`: the namespace of the graph's
+    own parts (a graph streamed inside a node: its task's, as LangGraph's)."""
     modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
     out_map, state_map = output_mapper(spec), state_mapper(spec)
     for event in events:
-        ns, mode, payload = event if len(event) == 3 else ((), *event)
-        if mode not in modes or (ns and not subgraphs):
+        ns, mode, payload = own_or_sub(event, own)
+        mine = ns == own
+        if mode not in modes or not (mine or subgraphs):
             continue
         if mode == "values":
             interrupts: tuple[Interrupt, ...] = ()
             if isinstance(payload, dict):
                 payload = dict(payload)
                 interrupts = tuple(payload.pop(INTERRUPT, ()))
-                if out_map is not None and not ns:
+                if out_map is not None and mine:
                     payload = out_map(payload)
-            yield {"type": mode, "ns": tuple(ns), "data": payload, "interrupts": interrupts}
-        elif mode in ("checkpoints", "debug") and state_map is not None and not ns:
-            yield {"type": mode, "ns": tuple(ns), "data": _coerced(payload, state_map)}
+            yield {"type": mode, "ns": ns, "data": payload, "interrupts": interrupts}
+        elif mode in ("checkpoints", "debug") and state_map is not None and mine:
+            yield {"type": mode, "ns": ns, "data": _coerced(payload, state_map)}
         else:
-            yield {"type": mode, "ns": tuple(ns), "data": payload}
+            yield {"type": mode, "ns": ns, "data": payload}
 
 
 def _coerced(payload: Any, mapper: Callable[[Any], Any]) -> Any:

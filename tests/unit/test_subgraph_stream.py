@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -75,3 +76,63 @@ def test_checkpoints_debug_and_tasks_modes_match_langgraph(mode: str) -> None:
     theirs = list(make(LGStateGraph, LGSaver()).stream({"log": []}, config, stream_mode=mode))
     assert _shape(ours) == _shape(theirs)
     assert len(ours) == len(theirs) > 0
+
+
+def streamed_in_a_node(graph_cls: Any, stream: Callable[[Any, Any], Any]) -> list[Any]:
+    """What `stream(sub, state)` gives in a node of an outer graph that runs it."""
+    seen: list[Any] = []
+
+    def caller(state: State) -> dict[str, Any]:
+        seen.extend(stream(build(graph_cls), state))
+        return {}
+
+    outer = graph_cls(State)
+    outer.add_node("caller", caller)
+    outer.add_edge(START, "caller")
+    outer.compile().invoke({"log": []})
+    return seen
+
+
+@pytest.mark.parametrize("mode", ["updates", ["updates", "values"]])
+def test_a_graph_streamed_in_a_node_streams_under_the_nodes_namespace(mode: Any) -> None:
+    def v1(g: Any, s: Any) -> Any:
+        return g.stream(s, stream_mode=mode, subgraphs=True)
+
+    def v2(g: Any, s: Any) -> Any:
+        return [(p["ns"], p["type"], p["data"])
+                for sub in (False, True)
+                for p in g.stream(s, stream_mode=mode, subgraphs=sub, version="v2")]
+
+    for stream in (v1, v2):
+        ours = streamed_in_a_node(StateGraph, stream)
+        assert names(ours) == names(streamed_in_a_node(LGStateGraph, stream))
+        assert all(c[0][0].startswith("caller:") for c in ours)
+
+
+def test_stream_events_v3_in_a_node_shows_the_graphs_own_run() -> None:
+    """Scoped to the namespace its chunks stream under: the node's, numbered from the
+    node's second graph run on (LangGraph scopes every run to the node's own namespace,
+    where a second run's projections stay empty)."""
+    outputs: list[Any] = []
+    lifecycle: list[Any] = []
+
+    def caller(state: State) -> dict[str, Any]:
+        for _ in range(2):
+            run = build(StateGraph).stream_events(state, version="v3")
+            lifecycle.append([(e["event"], len(e["namespace"])) for e in run.lifecycle])
+            outputs.append(run.output)
+        return {}
+
+    outer = StateGraph(State)
+    outer.add_node("caller", caller)
+    outer.add_edge(START, "caller")
+    outer.compile().invoke({"log": []})
+    assert outputs == [build(LGStateGraph).invoke({"log": []})] * 2
+    assert lifecycle == [[("started", 2), ("completed", 2)], [("started", 3), ("completed", 3)]]
+
+
+def test_stream_events_v3_scoped_by_a_configs_checkpoint_ns() -> None:
+    config = {"configurable": {"checkpoint_ns": "outer:abc"}}
+    ours = build(StateGraph).stream_events({"log": []}, config, version="v3")
+    theirs = build(LGStateGraph).stream_events({"log": []}, config, version="v3")
+    assert (list(ours.values), ours.output) == (list(theirs.values), theirs.output) == ([], None)
