@@ -846,7 +846,7 @@ async def _stream_run(remote: Any, payload: Any, config: dict[str, Any],
         if isinstance(item, RunResult):
             return item
         for out in stream_chunks([item], modes, False):
-            mode, chunk = out if len(modes) > 1 else (modes[0], out)
+            mode, chunk = out  # a list of modes: each chunk names its mode
             line = (dump_json({"mode": mode, "chunk": chunk}, indent=None) if args.json
                     else f"[{mode}] {dump_json(chunk, indent=None)}")
             print(line, flush=True)
