@@ -180,17 +180,28 @@ def update_chunk(graph: GraphSpec, writes: Sequence[Write]) -> Any:
 
 
 def stream_chunks(events: list[tuple[Any, ...]], stream_mode: str | Sequence[str],
-                  subgraphs: bool = False) -> Iterator[Any]:
+                  subgraphs: bool = False, own: tuple[str, ...] = ()) -> Iterator[Any]:
     """Stream chunks in LangGraph's shapes: `chunk` for one mode named alone,
     `(mode, chunk)` for a list of modes (of one too), and with `subgraphs=True` the
-    namespace first: `(ns, chunk)` or `(ns, mode, chunk)`."""
+    namespace first: `(ns, chunk)` or `(ns, mode, chunk)`. `own`: the namespace of the
+    graph's own chunks (a graph streamed inside a node: its task's, as LangGraph's); only
+    those come without `subgraphs=True`."""
     named_alone = isinstance(stream_mode, str)
     modes = [stream_mode] if named_alone else list(stream_mode)
     for event in events:
-        ns, mode, payload = event if len(event) == 3 else ((), *event)
-        if mode not in modes or (ns and not subgraphs):
+        ns, mode, payload = own_or_sub(event, own)
+        if mode not in modes or (ns != own and not subgraphs):
             continue
         if not subgraphs:
             yield payload if named_alone else (mode, payload)
         else:
-            yield (tuple(ns), payload) if named_alone else (tuple(ns), mode, payload)
+            yield (ns, payload) if named_alone else (ns, mode, payload)
+
+
+def own_or_sub(event: Event, own: tuple[str, ...] = ()) -> tuple[tuple[str, ...], str, Any]:
+    """An event as (namespace, mode, chunk): a run's own `(mode, chunk)` under `own`, the
+    namespace its graph streams under (a graph run inside a node: its task's, as
+    LangGraph's), a subgraph's `(namespace, mode, chunk)` under its own."""
+    if len(event) == 3:
+        return tuple(event[0]), event[1], event[2]
+    return own, event[0], event[1]
