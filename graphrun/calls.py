@@ -138,7 +138,7 @@ def _context(ctx: TaskContext, call: Task, saved: PendingTask | None) -> TaskCon
     if answer is not MISSING:
         resume.append(answer)
     tc = TaskCall(task=call, resume=resume, context=ctx.call.context,
-                  messages=ctx.call.messages, debug=ctx.call.debug,
+                  messages=ctx.call.messages, tools=ctx.call.tools, debug=ctx.call.debug,
                   checkpoint_id=ctx.call.checkpoint_id,
                   durability=ctx.call.durability, calls=dict(ctx.calls),
                   fresh_calls=ctx.call.fresh_calls)

@@ -133,6 +133,7 @@ class TaskCall:
     context: Any = None  # the run's runtime context (invoke(..., context=...))
     messages: bool = False  # the caller streams 'messages': stream chat models' tokens
     messages_v2: bool = False  # ... as content-block events (stream_events(version="v3"))
+    tools: bool = False  # the caller streams 'tools': its tool calls' lifecycle events
     debug: bool = False  # ... 'debug': @task calls' task chunks come as debug chunks too
     checkpoint_id: str = ""  # the checkpoint the task runs from
     attempt: int = 1  # which try this is (retries), and when the first one started

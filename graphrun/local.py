@@ -696,10 +696,11 @@ class CompiledStateGraph(RunnableGraph):
                       null_resume=ctx.take_null_resume() if paused else MISSING,
                       resume_map=ctx.resume_map if resuming else None,
                       stream_modes=asked
-                      # 'messages' reach the subgraph's own nodes, so their messages stream
-                      # under its namespace (and only with subgraphs=True), as LangGraph's.
-                      | ({"messages"} if ctx.call.messages
-                         else set()),
+                      # 'messages' and 'tools' reach the subgraph's own nodes, so what they
+                      # stream is under its namespace (and only with subgraphs=True), as
+                      # LangGraph's.
+                      | ({"messages"} if ctx.call.messages else set())
+                      | ({"tools"} if ctx.call.tools else set()),
                       # A caller streaming 'messages' itself gets LangChain's message
                       # chunks, whatever protocol the node's own caller streams (LangGraph).
                       messages_v2=ctx.call.messages_v2 and "messages" not in asked))

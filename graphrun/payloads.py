@@ -64,6 +64,7 @@ class NodeCall(_Wire):
     stream: bool = False  # the caller streams: send back subgraphs' chunks too
     messages: bool = False  # ... and chat models' messages ('messages' mode)
     messages_v2: bool = False  # ... as content-block events (stream_events(version="v3"))
+    tools: bool = False  # ... and its tool calls' lifecycle events ('tools' mode)
     debug: bool = False  # ... and 'debug' chunks of @task calls
     checkpoint_id: str = ""  # the checkpoint the task runs from
     stream_to: str = ""  # publish what the node streams live (graphrun.stream)
@@ -116,8 +117,9 @@ def node_call(call: TaskCall, task: dict[str, Any], *, counts_steps: bool,
         null_resume=serde.dumps(None if call.null_resume is MISSING else call.null_resume),
         has_null_resume=call.null_resume is not MISSING, nested=serde.dumps(call.nested),
         context=serde.dumps(call.context), messages=call.messages,
-        messages_v2=call.messages_v2, debug=call.debug, checkpoint_id=call.checkpoint_id,
-        calls=serde.dumps(call.calls), target=call.target, fresh_calls=call.fresh_calls,
+        messages_v2=call.messages_v2, tools=call.tools, debug=call.debug,
+        checkpoint_id=call.checkpoint_id, calls=serde.dumps(call.calls), target=call.target,
+        fresh_calls=call.fresh_calls,
         subgraph_checkpoints=call.subgraph_checkpoints,
         remaining_steps=call.remaining_steps if counts_steps else None,
         node_error=_error_to_wire(call.node_error), durability=call.durability, **where)
@@ -148,8 +150,8 @@ def task_call(call: NodeCall, task: Task, types: DeclaredTypes, *, attempt: int,
         null_resume=(serde.loads(call.null_resume, types) if call.has_null_resume
                      else MISSING),
         nested=serde.loads(call.nested, types), context=serde.loads(call.context, types),
-        messages=call.messages, messages_v2=call.messages_v2, debug=call.debug,
-        checkpoint_id=call.checkpoint_id, attempt=attempt,
+        messages=call.messages, messages_v2=call.messages_v2, tools=call.tools,
+        debug=call.debug, checkpoint_id=call.checkpoint_id, attempt=attempt,
         first_attempt_time=first_attempt_time, calls=serde.loads(call.calls, types),
         target=list(call.target), subgraph_checkpoints=dict(call.subgraph_checkpoints),
         fresh_calls=None if call.fresh_calls is None else list(call.fresh_calls),

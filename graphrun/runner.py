@@ -40,7 +40,7 @@ from graphrun.errors import (
 from graphrun.runtime import ExecutionInfo, Runtime, coerce_context, server_info_of
 from graphrun.spec import GraphSpec, goto_writes
 from graphrun.task import CURRENT
-from graphrun.types import END, PUSH, START, Command, Interrupt, Send, TimeoutPolicy
+from graphrun.types import END, NS_SEP, PUSH, START, Command, Interrupt, Send, TimeoutPolicy
 
 
 @dataclass
@@ -282,7 +282,7 @@ def run_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] | None 
                                                     call.task.name, _policy(ctx))
         else:
             _process_untraced(ctx, "process_inputs")
-        undo = _stream_messages(ctx, config)
+        undo = _stream_handlers(ctx, config)
         node = graph.nodes[call.task.name]
         try:
             out = asyncio.run(_call_async(node.fn, ctx)) if node.is_async else _call(node, ctx)
@@ -327,7 +327,7 @@ async def arun_task(graph: GraphSpec, call: TaskCall, config: Mapping[str, Any] 
                                                            call.task.name, _policy(ctx))
         else:
             _process_untraced(ctx, "process_inputs")
-        undo = _stream_messages(ctx, config)
+        undo = _stream_handlers(ctx, config)
         node = graph.nodes[call.task.name]
         try:
             if node.is_async or node.afn is not None:
@@ -707,24 +707,35 @@ def _settled(result: Any) -> Any:
         return pool.submit(ctx.run, asyncio.run, wait()).result()
 
 
-def _stream_messages(ctx: TaskContext, config: Mapping[str, Any] | None
+def _stream_handlers(ctx: TaskContext, config: Mapping[str, Any] | None
                      ) -> Callable[[], None]:
-    """For the 'messages' mode: a LangChain callback handler in the node's config and in
-    LangChain's context (a model called without `config` finds it there); for a traced
-    task, its config in LangChain's context. Returns the undo.
+    """For the 'messages' and 'tools' modes: LangChain callback handlers in the node's
+    config and in LangChain's context (a model or tool called without `config` finds
+    them there); for a traced task, its config in LangChain's context. Returns the undo."""
+    handlers = [*_messages_handler(ctx, config), *_tools_handler(ctx)]
+    if handlers:
+        _install(ctx, handlers)
+    if ctx.run is not None:
+        from graphrun import callbacks as tracing
+
+        return _entered(tracing.entered(ctx.config))
+    if not handlers:
+        return _nothing
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    token = var_child_runnable_config.set(ctx.config)  # type: ignore[arg-type]
+    return lambda: var_child_runnable_config.reset(token)
+
+
+def _messages_handler(ctx: TaskContext, config: Mapping[str, Any] | None) -> list[Any]:
+    """The 'messages' mode's handler of the task, when it is streamed.
 
     The metadata sent with each message is LangGraph's: the run's metadata with the
     keys LangGraph copies from the invocation's configurable (thread_id and the like,
     graphrun.callbacks.PROPAGATED), the task's `langgraph_*` keys, and for a chat
     model what LangChain adds for it (among them `checkpoint_ns`, the task's)."""
     if not ctx.call.messages:
-        if ctx.run is None:
-            return lambda: None
-        from graphrun import callbacks as tracing
-
-        return _entered(tracing.entered(ctx.config))
-    from langchain_core.runnables.config import var_child_runnable_config
-
+        return []
     from graphrun.callbacks import propagated
     from graphrun.stream_messages import StreamMessages, StreamMessagesV2
 
@@ -735,30 +746,51 @@ def _stream_messages(ctx: TaskContext, config: Mapping[str, Any] | None
                 **ctx.config.get("metadata", {}), "langgraph_checkpoint_ns": t.ns}
     handler = StreamMessagesV2 if ctx.call.messages_v2 else StreamMessages
     ctx.messages = handler(ctx.sub_event, metadata, seen=t.input)
+    # A subgraph's task shares what was seen with its calling task's handler, so the
+    # caller does not send again the messages the subgraph streamed.
+    for h in _inherited(ctx):
+        if isinstance(h, StreamMessages):
+            h.seen.update(ctx.messages.seen)
+            ctx.messages.seen = h.seen
+    return [ctx.messages]
+
+
+def _tools_handler(ctx: TaskContext) -> list[Any]:
+    """The 'tools' mode's handler of the task, when it is streamed."""
+    if not ctx.call.tools:
+        return []
+    from graphrun.stream_tools import StreamTools
+
+    return [StreamTools(ctx.sub_event, depth=ctx.call.task.ns.count(NS_SEP))]
+
+
+def _inherited(ctx: TaskContext) -> list[Any]:
+    """The callback handlers the task's config came with."""
     callbacks = ctx.config.get("callbacks")
-    # A subgraph's task: its calling task's handler, inherited, gives way to this one
-    # (so its models stream under the subgraph's namespace); they share what was seen,
-    # so the caller does not send again the messages the subgraph streamed.
     handlers = callbacks if isinstance(callbacks, list) else getattr(callbacks, "handlers", [])
-    outer = [h for h in handlers or [] if isinstance(h, StreamMessages)]
-    for h in outer:
-        h.seen.update(ctx.messages.seen)
-        ctx.messages.seen = h.seen
+    return list(handlers or [])
+
+
+def _install(ctx: TaskContext, handlers: list[Any]) -> None:
+    """Put the task's stream handlers in its config. A subgraph's task inherits its
+    calling task's: they give way to its own (so what its nodes stream goes under the
+    subgraph's namespace, once)."""
+    from graphrun.stream_messages import StreamMessages
+
+    kinds = tuple(StreamMessages if isinstance(h, StreamMessages) else type(h)
+                  for h in handlers)
+    outer = [h for h in _inherited(ctx) if isinstance(h, kinds)]
+    callbacks = ctx.config.get("callbacks")
     if callbacks is None or isinstance(callbacks, list):
         ctx.config["callbacks"] = [*(h for h in callbacks or [] if h not in outer),
-                                   ctx.messages]
-    else:  # a callback manager (a traced task's): a copy with the handler added
-        manager = callbacks.copy()
-        for h in outer:
-            manager.remove_handler(h)
-        manager.add_handler(ctx.messages, inherit=True)
-        ctx.config["callbacks"] = manager
-    if ctx.run is not None:
-        from graphrun import callbacks as tracing
-
-        return _entered(tracing.entered(ctx.config))
-    token = var_child_runnable_config.set(ctx.config)  # type: ignore[arg-type]
-    return lambda: var_child_runnable_config.reset(token)
+                                   *handlers]
+        return
+    manager = callbacks.copy()  # a callback manager (a traced task's): a copy with them
+    for h in outer:
+        manager.remove_handler(h)
+    for h in handlers:
+        manager.add_handler(h, inherit=True)
+    ctx.config["callbacks"] = manager
 
 
 def _entered(manager: contextlib.AbstractContextManager[Any]) -> Callable[[], None]:

@@ -47,6 +47,10 @@ from langgraph._internal._constants import (  # noqa: E402
 )
 from langgraph._internal._scratchpad import PregelScratchpad  # noqa: E402
 from langgraph.managed.base import ManagedValue  # noqa: E402
+
+# Where LangGraph's `ToolRuntime.emit_output_delta` reads the running tool call's output
+# writer (the 'tools' stream mode sets it: graphrun.stream_tools).
+from langgraph.pregel._tools import _tool_call_writer as tool_call_writer  # noqa: E402
 from langgraph.pregel.protocol import StreamProtocol  # noqa: E402
 
 
@@ -83,6 +87,7 @@ __all__ = [
     "StreamProtocol",
     "collect_stream_modes",
     "normalize_stream_transformers",
+    "tool_call_writer",
     "tool_node_reads_state",
 ]
 

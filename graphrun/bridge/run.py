@@ -21,6 +21,7 @@ from langgraph import errors as lg_errors
 from langgraph import runtime as lg_runtime
 from langgraph import types as lg_types
 
+from graphrun import stream_tools
 from graphrun.bridge import _langgraph as private
 from graphrun.channels import MISSING, Overwrite
 from graphrun.checkpoint import interrupt_id
@@ -28,6 +29,11 @@ from graphrun.errors import GraphInterrupt, ParentCommand, invalid_resume
 from graphrun.runner import TaskContext, check_json, refuse_answer
 from graphrun.task import current_task
 from graphrun.types import NS_SEP, PUSH, Command, Interrupt, Send, TimeoutPolicy
+
+# A ToolNode's tools run here: their `ToolRuntime` finds the output writer the 'tools'
+# stream mode sets, and a tool unwound by LangGraph's interrupt() paused, it did not fail.
+stream_tools.register_tool_runtime(private.tool_call_writer,
+                                   (lg_errors.GraphInterrupt, lg_errors.GraphDrained))
 
 
 def to_graphrun(value: Any) -> Any:

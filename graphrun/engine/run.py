@@ -371,6 +371,7 @@ class Run:
         return TaskCall(task=task, resume=resume, null_resume=null, nested=nested,
                         context=self.context, messages="messages" in self.options.stream_modes,
                         messages_v2=self.options.messages_v2,
+                        tools="tools" in self.options.stream_modes,
                         debug="debug" in self.options.stream_modes,
                         checkpoint_id=self.ckpt.id, durability=self.options.durability,
                         calls=calls, fresh_calls=list(self._calls.results),

@@ -15,7 +15,7 @@ ENGINE_READS = {"channels", "checkpoint", "errors", "spec", "types"}
 CORE = {"cache", "callbacks", "calls", "channels", "checkpoint", "declared", "drawing",
         "engine", "errors", "func", "graph", "limits", "local", "messages", "payloads",
         "runnable", "runner", "runtime", "serde", "spec", "state", "stream",
-        "stream_messages", "stream_parts", "task", "types"}
+        "stream_messages", "stream_parts", "stream_tools", "task", "types"}
 ABOVE_CORE = ("bridge", "server", "cli")
 
 
