@@ -433,7 +433,7 @@ class StateGraph:
                 strict_resume: bool = True, local_activities: bool = False,
                 types: Iterable[type] = (), debug: bool = False,
                 stream_transformers: Sequence[Any] = (), store: Any = None,
-                cache: Any = None, **_: Any) -> Any:
+                cache: Any = None, transformers: Sequence[Any] | None = None) -> Any:
         """Validate the graph and return a runnable `CompiledStateGraph`.
 
         Args:
@@ -450,7 +450,8 @@ class StateGraph:
                 Temporal, data is decoded into declared classes only.
             stream_transformers: LangGraph stream transformers (classes or
                 `scope -> transformer` factories) every `stream_events(version="v3")`
-                of the graph runs (graphrun.run_stream).
+                of the graph runs (graphrun.run_stream). `transformers` is LangGraph's
+                name for them; both may be given.
             store: LangGraph's long-term memory store (e.g. `InMemoryStore()`, or any
                 `BaseStore`): nodes get it as `store`, `runtime.store`, `get_store()`.
                 On Temporal a worker uses it unless `create_worker(store=...)` is given.
@@ -475,5 +476,5 @@ class StateGraph:
                                local_activities=local_activities, types=types)
         compiled = CompiledStateGraph(spec, checkpointer=checkpointer, store=store,
                                       cache=cache)
-        compiled.stream_transformers = tuple(stream_transformers)
+        compiled.stream_transformers = (*stream_transformers, *(transformers or ()))
         return compiled

@@ -46,12 +46,14 @@ def compiled(graph: Any, *, name: str | None, checkpointer: Any) -> Any:
         checkpointer, name=name or (own_name if own_name != "LangGraph" else None),
         interrupt_before=list(lg.interrupt_before_nodes) if lg else None,
         interrupt_after=list(lg.interrupt_after_nodes) if lg else None,
-        strict_resume=False)
+        strict_resume=False, transformers=getattr(lg, "stream_transformers", None))
     if isinstance(checkpointer, LangGraphSaver):
         checkpointer.spec = g.spec
-    return BridgedGraph(g.spec, checkpointer=g.checkpointer,
-                        store=getattr(lg, "store", None),  # LangGraph's compile(store=...)
-                        cache=getattr(lg, "cache", None))  # and compile(cache=...)
+    bridged = BridgedGraph(g.spec, checkpointer=g.checkpointer,
+                           store=getattr(lg, "store", None),  # LangGraph's compile(store=...)
+                           cache=getattr(lg, "cache", None))  # and compile(cache=...)
+    bridged.stream_transformers = g.stream_transformers  # and compile(transformers=...)
+    return bridged
 
 
 class BridgedGraph(CompiledStateGraph):
