@@ -190,6 +190,12 @@ class CompiledStateGraph(RunnableGraph):
         return thread
 
     # -- running -------------------------------------------------------------
+    async def _arun(self, input: Any, config: Mapping[str, Any] | None,
+                    options: Mapping[str, Any]) -> Run:
+        """`_run` for the async entry points (a saver bound to the loop reads the thread
+        from a thread of its own: graphrun.bridge)."""
+        return self._run(input, config, options)
+
     def _run(self, input: Any, config: Mapping[str, Any] | None,
              options: Mapping[str, Any]) -> Run:
         if isinstance(input, Command) and input.resume is not None and self.checkpointer is None:
@@ -468,7 +474,7 @@ class CompiledStateGraph(RunnableGraph):
             return self._v2_output(nested_out) if version == "v2" else nested_out
         trace = await tracing.astart_graph(self._run_name, input, config)
         try:
-            run = self._run(input, config, options)
+            run = await self._arun(input, config, options)
             await _aresumed(run, input, trace)
             async for _events in _amerging(config, self._asteps(run, config, trace=trace)):
                 pass
@@ -527,7 +533,7 @@ class CompiledStateGraph(RunnableGraph):
         chunks = self._chunker(stream_mode, subgraphs, version)
         trace = await tracing.astart_graph(self._run_name, input, config)
         try:
-            run = self._run(input, config, {**options, "stream_mode": stream_mode})
+            run = await self._arun(input, config, {**options, "stream_mode": stream_mode})
             await _aresumed(run, input, trace)
             # Closed with this generator: a reader that leaves stops the run's nodes now.
             async with contextlib.aclosing(_live_task(lambda live: _amerging(

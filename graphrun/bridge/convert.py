@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import typing
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, cast
 
 from langgraph import channels as lg_channels
@@ -63,6 +64,17 @@ class BridgedGraph(CompiledStateGraph):
     def _run(self, input: Any, config: Any, options: Any) -> Any:
         return super()._run(run.to_graphrun(input), config, options)
 
+    # An async entry point calls the saver from a thread of its own: LangGraph's async
+    # savers (AsyncPostgresSaver, AsyncSqliteSaver) are bound to the event loop and refuse
+    # a synchronous call made on it, but serve one made elsewhere while the loop is free.
+    async def _off_loop(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(self.checkpointer, LangGraphSaver):
+            return fn(*args, **kwargs)
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    async def _arun(self, input: Any, config: Any, options: Any) -> Any:
+        return await self._off_loop(self._run, input, config, options)
+
     # A LangGraph saver (graphrun.bridge.saver) is given each checkpoint as it is made and
     # each task's writes as it finishes; the config's own keys go into their metadata.
     def _thread(self, config: Any, *, required: bool = False) -> Any:
@@ -79,7 +91,7 @@ class BridgedGraph(CompiledStateGraph):
     async def _aexecute(self, call: Any, run: Any, config: Any, *args: Any, **kwargs: Any
                         ) -> Any:
         result = await super()._aexecute(call, run, config, *args, **kwargs)
-        self._task_done(call, run, config, result)
+        await self._off_loop(self._task_done, call, run, config, result)
         return result
 
     @staticmethod
@@ -101,11 +113,11 @@ class BridgedGraph(CompiledStateGraph):
         ledger = saved(run.thread)
         try:
             async for events in super()._asteps(run, *args, **kwargs):
-                _save_step(ledger, run)
+                await self._off_loop(_save_step, ledger, run)
                 yield events
         finally:
             if ledger is not None:
-                ledger.sync(run.thread)
+                await self._off_loop(ledger.sync, run.thread)
 
     def _update(self, config: Any, apply: Any) -> Any:
         out = super()._update(config, apply)
@@ -136,8 +148,15 @@ class BridgedGraph(CompiledStateGraph):
             return super().update_state(config, run.to_graphrun(values), as_node)
 
     async def aupdate_state(self, config: Any, values: Any, as_node: str | None = None) -> Any:
-        with langgraph_errors():
-            return await super().aupdate_state(config, values, as_node)
+        return await self._off_loop(self.update_state, config, values, as_node)
+
+    async def aget_state(self, config: Any, *, subgraphs: bool = False) -> Any:
+        return await self._off_loop(self.get_state, config, subgraphs=subgraphs)
+
+    async def aget_state_history(self, config: Any, **kw: Any) -> AsyncIterator[Any]:
+        for snapshot in await self._off_loop(lambda: list(self.get_state_history(config,
+                                                                                  **kw))):
+            yield snapshot
 
     def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
         with langgraph_errors():
@@ -146,8 +165,7 @@ class BridgedGraph(CompiledStateGraph):
                 for step in supersteps])
 
     async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        with langgraph_errors():
-            return await super().abulk_update_state(config, supersteps)
+        return await self._off_loop(self.bulk_update_state, config, supersteps)
 
 
 def _save_step(ledger: Any, run: Any) -> None:

@@ -13,7 +13,9 @@ Checkpoint ids are time-ordered (LangGraph's uuid6), since savers list and pick 
 latest by id; channel versions are graphrun's numbers in the saver's own format
 (`get_next_version`). Read back in another process, the results of `update_state`'s
 checkpoints are not shown (LangGraph keeps no writes for them). The saver's
-synchronous methods are used, also from `ainvoke`/`astream`.
+synchronous methods are used; under `ainvoke`/`astream` and the other async methods they
+are called from a thread of their own (BridgedGraph._off_loop), so savers bound to the
+event loop (AsyncPostgresSaver, AsyncSqliteSaver) serve them.
 """
 
 from __future__ import annotations

@@ -453,3 +453,31 @@ async def test_a_langgraph_graph_a_node_invokes_streams_under_its_namespace(kind
     # Without subgraphs=True, none of them (LangGraph streams the root only).
     assert (await chunks(from_langgraph(b.compile()), False)
             == await chunks(b.compile(), False))
+
+
+async def test_an_async_savers_threads_under_the_async_api() -> None:
+    # LangGraph's async savers are bound to the event loop: a synchronous call made on it
+    # is refused (InvalidStateError), so every async entry point reaches it off the loop.
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    def ask(s: S) -> dict[str, Any]:
+        return {"log": [f"asked:{interrupt('ok?')}"]}
+
+    b = StateGraph(S)
+    b.add_node("ask", ask)
+    b.add_edge(START, "ask")
+    async with AsyncSqliteSaver.from_conn_string(":memory:") as saver:
+        graph = from_langgraph(b.compile(checkpointer=saver))
+        cfg = {"configurable": {"thread_id": "t"}}
+        [asked] = (await graph.ainvoke({"log": []}, cfg))["__interrupt__"]
+        assert [i.id for i in (await graph.aget_state(cfg)).interrupts] == [asked.id]
+        chunks = [c async for c in graph.astream(Command(resume="yes"), cfg)]
+        assert chunks == [{"ask": {"log": ["asked:yes"]}}]
+        await graph.aupdate_state(cfg, {"log": ["noted"]})
+        history = [s async for s in graph.aget_state_history(cfg)]
+        assert history[0].values == {"log": ["asked:yes", "noted"]}
+        # The saver holds the thread, as LangGraph's own graph reads it.
+        saved = [c async for c in saver.alist(cfg)]
+        assert len(saved) == len(history)
+        assert (await b.compile(checkpointer=saver).aget_state(cfg)).values == {
+            "log": ["asked:yes", "noted"]}
