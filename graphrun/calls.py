@@ -139,7 +139,8 @@ def _context(ctx: TaskContext, call: Task, saved: PendingTask | None) -> TaskCon
         resume.append(answer)
     tc = TaskCall(task=call, resume=resume, context=ctx.call.context,
                   messages=ctx.call.messages, tools=ctx.call.tools, debug=ctx.call.debug,
-                  checkpoint_id=ctx.call.checkpoint_id,
+                  checkpoints=ctx.call.checkpoints, checkpoint_id=ctx.call.checkpoint_id,
+                  parents=ctx.call.parents,
                   durability=ctx.call.durability, calls=dict(ctx.calls),
                   fresh_calls=ctx.call.fresh_calls)
     inline = not ctx.target

@@ -7,7 +7,7 @@ replays and differ between threads.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,18 @@ def task_id(checkpoint: str, ns: str, step: int, name: str, kind: str, key: Any)
 def interrupt_id(task_ns: str, answered: int) -> str:
     """LangGraph's rule: the task namespace's hash, suffixed by the answers so far."""
     return xxh3_128_hexdigest((f"{task_ns}{NS_SEP}{answered}" if answered else task_ns).encode())
+
+
+def checkpoint_config(thread_id: str, ns: str, checkpoint_id: str,
+                      parents: Mapping[str, str]) -> dict[str, Any]:
+    """The config of a checkpoint, as its snapshot and its stream chunks name it: a
+    subgraph's (`parents`, the checkpoints around it by namespace) with its
+    `checkpoint_map`."""
+    c: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ns,
+                         "checkpoint_id": checkpoint_id}
+    if parents:
+        c["checkpoint_map"] = {**parents, ns: checkpoint_id}
+    return {"configurable": c}
 
 
 STATEFUL = "@"  # the key prefix of a stateful subgraph's thread in a task's nested threads
@@ -134,8 +146,12 @@ class TaskCall:
     messages: bool = False  # the caller streams 'messages': stream chat models' tokens
     messages_v2: bool = False  # ... as content-block events (stream_events(version="v3"))
     tools: bool = False  # the caller streams 'tools': its tool calls' lifecycle events
-    debug: bool = False  # ... 'debug': @task calls' task chunks come as debug chunks too
+    debug: bool = False  # ... 'debug': its @task calls' and subgraphs' 'debug' chunks too
+    checkpoints: bool = False  # ... 'checkpoints': its subgraphs' checkpoints are streamed
     checkpoint_id: str = ""  # the checkpoint the task runs from
+    # The checkpoints the graphs around the task's graph run from, by namespace ("" the
+    # root's): a subgraph's checkpoints name them (LangGraph's checkpoint_map).
+    parents: dict[str, str] = field(default_factory=dict)
     attempt: int = 1  # which try this is (retries), and when the first one started
     first_attempt_time: float | None = None
     durability: str | None = None  # the run's; a subgraph the task runs keeps it too

@@ -698,15 +698,11 @@ class CompiledStateGraph(RunnableGraph):
         run = Run(self.spec, thread, None if resuming else input, clock=_now,
                   options=RunOptions(
                       checkpoint=pinned, subgraph_checkpoints=ctx.call.subgraph_checkpoints,
-                      ns=ns, context=ctx.call.context, durability=ctx.call.durability,
+                      ns=ns, parents=_around(ctx.call), root_thread_id=parent_tid,
+                      context=ctx.call.context, durability=ctx.call.durability,
                       null_resume=ctx.take_null_resume() if paused else MISSING,
                       resume_map=ctx.resume_map if resuming else None,
-                      stream_modes=asked
-                      # 'messages' and 'tools' reach the subgraph's own nodes, so what they
-                      # stream is under its namespace (and only with subgraphs=True), as
-                      # LangGraph's.
-                      | ({"messages"} if ctx.call.messages else set())
-                      | ({"tools"} if ctx.call.tools else set()),
+                      stream_modes=asked | _inherited_modes(ctx.call),
                       # A caller streaming 'messages' itself gets LangChain's message
                       # chunks, whatever protocol the node's own caller streams (LangGraph).
                       messages_v2=ctx.call.messages_v2 and "messages" not in asked))
@@ -991,6 +987,23 @@ def _tee(live: Live | None) -> tuple[Callable[[], list[tuple[Any, ...]]], Live |
 def _split(ns: str) -> tuple[str, ...]:
     """A checkpoint namespace ("node:<task id>|...") as a stream names it."""
     return tuple(ns.split(NS_SEP)) if ns else ()
+
+
+def _inherited_modes(call: TaskCall) -> frozenset[str]:
+    """The modes a task's caller streams that reach a subgraph the task runs: its own
+    nodes' chat models and tools, its own checkpoints and debug chunks, all under its
+    namespace (and only with subgraphs=True), as LangGraph's."""
+    flags = {"messages": call.messages, "tools": call.tools, "debug": call.debug,
+             "checkpoints": call.checkpoints}
+    return frozenset(mode for mode, streamed in flags.items() if streamed)
+
+
+def _around(call: TaskCall) -> dict[str, str]:
+    """The checkpoints a graph run inside the task runs under, by namespace: the one the
+    task runs from (of the task's graph) and those of the graphs around it."""
+    if not call.checkpoint_id:
+        return dict(call.parents)
+    return {**call.parents, call.task.ns.rpartition(NS_SEP)[0]: call.checkpoint_id}
 
 
 def _modes(stream_mode: Any) -> frozenset[str]:

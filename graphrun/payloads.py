@@ -65,8 +65,10 @@ class NodeCall(_Wire):
     messages: bool = False  # ... and chat models' messages ('messages' mode)
     messages_v2: bool = False  # ... as content-block events (stream_events(version="v3"))
     tools: bool = False  # ... and its tool calls' lifecycle events ('tools' mode)
-    debug: bool = False  # ... and 'debug' chunks of @task calls
+    debug: bool = False  # ... and 'debug' chunks of @task calls and subgraphs
+    checkpoints: bool = False  # ... and subgraphs' 'checkpoints' chunks
     checkpoint_id: str = ""  # the checkpoint the task runs from
+    parents: dict[str, str] = {}  # TaskCall.parents (a root graph's task has none)
     stream_to: str = ""  # publish what the node streams live (graphrun.stream)
     calls: dict[str, Any] = {}  # outcomes of the step's @task calls so far, typed JSON
     target: list[str] = []  # run the task down to this @task call, and run that call
@@ -118,7 +120,8 @@ def node_call(call: TaskCall, task: dict[str, Any], *, counts_steps: bool,
         has_null_resume=call.null_resume is not MISSING, nested=serde.dumps(call.nested),
         context=serde.dumps(call.context), messages=call.messages,
         messages_v2=call.messages_v2, tools=call.tools, debug=call.debug,
-        checkpoint_id=call.checkpoint_id, calls=serde.dumps(call.calls), target=call.target,
+        checkpoints=call.checkpoints, checkpoint_id=call.checkpoint_id, parents=call.parents,
+        calls=serde.dumps(call.calls), target=call.target,
         fresh_calls=call.fresh_calls,
         subgraph_checkpoints=call.subgraph_checkpoints,
         remaining_steps=call.remaining_steps if counts_steps else None,
@@ -151,7 +154,8 @@ def task_call(call: NodeCall, task: Task, types: DeclaredTypes, *, attempt: int,
                      else MISSING),
         nested=serde.loads(call.nested, types), context=serde.loads(call.context, types),
         messages=call.messages, messages_v2=call.messages_v2, tools=call.tools,
-        debug=call.debug, checkpoint_id=call.checkpoint_id, attempt=attempt,
+        debug=call.debug, checkpoints=call.checkpoints, checkpoint_id=call.checkpoint_id,
+        parents=dict(call.parents), attempt=attempt,
         first_attempt_time=first_attempt_time, calls=serde.loads(call.calls, types),
         target=list(call.target), subgraph_checkpoints=dict(call.subgraph_checkpoints),
         fresh_calls=None if call.fresh_calls is None else list(call.fresh_calls),

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from graphrun.checkpoint import STATEFUL, Checkpoint, Task, Thread, Write
+from graphrun.checkpoint import checkpoint_config as checkpoint_config  # the drivers' name
 from graphrun.engine import (
     apply_writes,
     prepare_tasks,
@@ -126,13 +127,13 @@ def spec_at(graph: GraphSpec, ns: str) -> GraphSpec:
     return graph
 
 
-def _finished(thread: Thread, task_id: str) -> tuple[str, Thread] | None:
+def _finished(thread: Thread, task_id: str) -> tuple[tuple[str, Thread] | None, str | None]:
     """The thread of a subgraph the task `task_id` ran to its end, kept on the checkpoint
-    that task's step made."""
+    that task's step made, and the checkpoint the task ran from (that one's parent)."""
     for c in reversed(thread.checkpoints):
         if task_id in c.finished:
-            return next(iter(c.finished[task_id].items()), None)
-    return None
+            return next(iter(c.finished[task_id].items()), None), c.parent_id
+    return None, None
 
 
 def _owner(ckpt: Checkpoint, task_id: str, node_name: str) -> Any:
@@ -185,17 +186,6 @@ def run_from(config: Mapping[str, Any] | None) -> tuple[str | None, dict[str, st
     return root, {k: str(v) for k, v in at.items() if v}
 
 
-def checkpoint_config(thread_id: str, ns: str, checkpoint_id: str,
-                      parents: Mapping[str, str]) -> dict[str, Any]:
-    """The config of a checkpoint, as its snapshot names it: a subgraph's (`parents`, the
-    checkpoints around it by namespace) with its `checkpoint_map`."""
-    c: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ns,
-                         "checkpoint_id": checkpoint_id}
-    if parents:
-        c["checkpoint_map"] = {**parents, ns: checkpoint_id}
-    return {"configurable": c}
-
-
 def locate(graph: GraphSpec, thread: Thread, configurable: Mapping[str, Any]
            ) -> tuple[GraphSpec, Thread, Checkpoint | None, str, dict[str, str]]:
     """What a config names: the graph, thread and checkpoint at its `checkpoint_ns` (a
@@ -216,14 +206,16 @@ def locate(graph: GraphSpec, thread: Thread, configurable: Mapping[str, Any]
         name, _, task_id = part.partition(NS_END)
         sub = subgraph_spec(spec, name)
         found = _nested(_owner(ckpt, task_id, name), ckpt.subgraphs, name) if ckpt else None
+        ran_from = None  # a paused subgraph's task runs from `ckpt`
         if found is None and task_id:  # a subgraph that ran to its end: its history
-            found = _finished(here, task_id)
+            found, ran_from = _finished(here, task_id)
         if sub is None or ckpt is None or found is None:
             raise InvalidUpdateError(
                 f"thread '{thread.thread_id}' has no subgraph at checkpoint_ns {ns!r}: it "
                 f"is gone once the subgraph finished (unless compiled with "
                 f"checkpointer=True).")
-        parents[current_ns] = ckpt.id
+        # The checkpoint the subgraph's task ran from names it, as in LangGraph.
+        parents[current_ns] = ran_from or ckpt.id
         current_ns = part if not current_ns else f"{current_ns}{NS_SEP}{part}"
         here, spec = found[1], sub
     return spec, here, here.get(cmap.get(ns, cid)), ns, parents

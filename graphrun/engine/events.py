@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphrun.channels import Channel
-from graphrun.checkpoint import Checkpoint, Task, TaskResult, Write
+from graphrun.checkpoint import Checkpoint, Task, TaskResult, Write, checkpoint_config
 from graphrun.spec import GraphSpec
 from graphrun.types import INTERRUPT, RETURN, PendingTask, TaskError
 
@@ -28,10 +28,13 @@ class StreamEvents:
     only if asked for."""
 
     def __init__(self, graph: GraphSpec, *, thread_id: str, ns: str,
-                 modes: frozenset[str], clock: Callable[[], str]) -> None:
+                 modes: frozenset[str], clock: Callable[[], str],
+                 parents: Mapping[str, str] | None = None) -> None:
         self.graph = graph
         self.thread_id = thread_id
         self.ns = ns
+        # A subgraph's: the checkpoints the graphs around it run from, by namespace.
+        self.parents = dict(parents or {})
         self.modes = modes
         self.clock = clock
         self._emitted: set[str] = set()  # checkpoints already streamed
@@ -110,17 +113,16 @@ class StreamEvents:
                 "step": ckpt.step, "source": ckpt.source}))
         if not {"checkpoints", "debug"} & modes:
             return out
-        tid, ns = self.thread_id, self.ns
 
         def config(cid: str) -> dict[str, Any]:
-            return {"configurable": {"thread_id": tid, "checkpoint_ns": ns,
-                                     "checkpoint_id": cid}}
+            return checkpoint_config(self.thread_id, self.ns, cid, self.parents)
 
         payload = {
             "config": config(ckpt.id),
             "parent_config": config(parent) if (parent := self._parent_of(ckpt)) else None,
             "values": self.graph.present(read_values(channels, self.graph.state_keys)),
-            "metadata": {"source": ckpt.source, "step": ckpt.step, "parents": {}},
+            "metadata": {"source": ckpt.source, "step": ckpt.step,
+                         "parents": dict(self.parents)},
             "next": [t.name for t in tasks],
             "tasks": [self._pending_task(t, ckpt.pending.get(t.id)) for t in tasks]}
         if "checkpoints" in modes:

@@ -78,6 +78,10 @@ class RunOptions:
     checkpointer: bool = True  # False: a graph without one cannot be resumed
     # A subgraph's run inside a task: its namespace and the answers it was given.
     ns: str = ""
+    # The checkpoints the graphs around it run from, by namespace (TaskCall.parents), and
+    # the thread its checkpoints are named by: the root's (its own thread is internal).
+    parents: Mapping[str, str] | None = None
+    root_thread_id: str | None = None
     null_resume: Any = MISSING
     resume_map: Mapping[str, Any] | None = None
     # What a caller streams; the 'checkpoints' and 'debug' chunks are made only if asked.
@@ -129,8 +133,10 @@ class Run:
         self._handling: dict[str, NodeError] = {}
         self._handled: set[str] = set()
         self._calls = TaskCalls()
-        self._stream = StreamEvents(graph, thread_id=thread.thread_id, ns=o.ns,
-                                    modes=o.stream_modes, clock=clock)
+        self.parents = dict(o.parents or {})
+        self._stream = StreamEvents(graph, thread_id=o.root_thread_id or thread.thread_id,
+                                    ns=o.ns, modes=o.stream_modes, clock=clock,
+                                    parents=self.parents)
         self.subgraph_checkpoints = dict(o.subgraph_checkpoints or {})
         base = thread.get(o.checkpoint)
         if o.checkpoint is not None and base is not None and base is not thread.head:
@@ -373,7 +379,9 @@ class Run:
                         messages_v2=self.options.messages_v2,
                         tools="tools" in self.options.stream_modes,
                         debug="debug" in self.options.stream_modes,
-                        checkpoint_id=self.ckpt.id, durability=self.options.durability,
+                        checkpoints="checkpoints" in self.options.stream_modes,
+                        checkpoint_id=self.ckpt.id, parents=dict(self.parents),
+                        durability=self.options.durability,
                         calls=calls, fresh_calls=list(self._calls.results),
                         remaining_steps=self.recursion_limit - self.steps,
                         subgraph_checkpoints=dict(self.subgraph_checkpoints),

@@ -53,3 +53,32 @@ async def test_messages_mode_on_temporal(temporal_client: Any, graph_worker: str
                                            stream_mode="messages")]
     want = list(graph.stream({"messages": [("user", "hi")]}, stream_mode="messages"))
     assert shape(got) == shape(want) and len(got) > 3
+
+
+@pytest.mark.parametrize("modes", [["checkpoints"], ["debug"]])
+async def test_subgraphs_checkpoints_and_debug_on_temporal(temporal_client: Any,
+                                                           graph_worker: str,
+                                                           modes: list[str]) -> None:
+    """A subgraph's own checkpoints and debug chunks come from the node's activity, under
+    the subgraph's namespace, as in-process (ids aside), and name the checkpoints the
+    thread's history names."""
+    from graphrun import InMemorySaver
+    from tests.unit.test_subgraph_stream import build_nested, relabelled
+
+    name = f"nested-{uuid.uuid4().hex[:8]}"
+    registry.register(name, build_nested(StateGraph))
+    remote = GraphClient(temporal_client, task_queue=graph_worker).graph(name)
+    tid = f"nested-{uuid.uuid4().hex[:8]}"
+    config = {"configurable": {"thread_id": tid}}
+    got = [c async for c in remote.astream({"log": []}, config, stream_mode=modes,
+                                           subgraphs=True)]
+    want = list(build_nested(StateGraph, checkpointer=InMemorySaver()).stream(
+        {"log": []}, {"configurable": {"thread_id": tid}}, stream_mode=modes,
+        subgraphs=True))
+    assert relabelled(got) == relabelled(want)
+    inner = [(ns, c.get("payload", c)) for ns, _, c in got if len(ns) == 2
+             and c.get("type", "checkpoint") == "checkpoint"]
+    assert inner
+    history = [h.config async for h in remote.aget_state_history(
+        {"configurable": {"thread_id": tid, "checkpoint_ns": "|".join(inner[0][0])}})]
+    assert [c["config"] for _, c in inner] == history[::-1]

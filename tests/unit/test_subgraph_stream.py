@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
@@ -136,3 +137,73 @@ def test_stream_events_v3_scoped_by_a_configs_checkpoint_ns() -> None:
     ours = build(StateGraph).stream_events({"log": []}, config, version="v3")
     theirs = build(LGStateGraph).stream_events({"log": []}, config, version="v3")
     assert (list(ours.values), ours.output) == (list(theirs.values), theirs.output) == ([], None)
+
+
+def build_nested(graph_cls: Any, **compile_kw: Any) -> Any:
+    """Three levels: outer -> middle (a subgraph node) -> inner (one more)."""
+    inner = graph_cls(State)
+    inner.add_node("inner_1", lambda s: {"log": ["inner_1"]})
+    inner.add_node("inner_2", lambda s: {"log": ["inner_2"]})
+    inner.add_edge(START, "inner_1")
+    inner.add_edge("inner_1", "inner_2")
+    middle = graph_cls(State)
+    middle.add_node("middle_1", lambda s: {"log": ["middle_1"]})
+    middle.add_node("inner", inner.compile())
+    middle.add_edge(START, "middle_1")
+    middle.add_edge("middle_1", "inner")
+    outer = graph_cls(State)
+    outer.add_node("first", lambda s: {"log": ["first"]})
+    outer.add_node("middle", middle.compile())
+    outer.add_edge(START, "first")
+    outer.add_edge("first", "middle")
+    return outer.compile(**compile_kw)
+
+
+def relabelled(chunks: Any) -> Any:
+    """Chunks with each id (of a checkpoint, a task, a namespace's task) replaced by the
+    order it first appears in, and without the clock: two runs of one graph compare equal
+    whatever their ids (LangGraph's are uuids; a thread's own id enters graphrun's)."""
+    labels: dict[str, str] = {}
+
+    def label(found: re.Match[str]) -> str:
+        return labels.setdefault(found.group(0), f"#{len(labels)}")
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):  # in key order: ids labelled alike whatever the order
+            return {walk(k): walk(v) for k, v in sorted(value.items(), key=lambda i: str(i[0]))
+                    if k != "timestamp"}
+        if isinstance(value, (list, tuple)):
+            return [walk(v) for v in value]
+        if isinstance(value, str):
+            return _ID.sub(label, value)
+        return value
+
+    return walk(chunks)
+
+
+_ID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}")
+
+
+@pytest.mark.parametrize("modes", [["checkpoints"], ["debug"], ["checkpoints", "debug", "tasks"]])
+def test_subgraphs_checkpoints_and_debug_under_their_namespace_as_langgraph(
+        modes: list[str]) -> None:
+    """With subgraphs=True each subgraph streams its own checkpoints (and debug chunks)
+    under its namespace, their configs naming the checkpoints around them
+    (checkpoint_map), as LangGraph's; the same configs get_state_history gives."""
+    from langgraph.checkpoint.memory import InMemorySaver as LGSaver
+
+    from graphrun import InMemorySaver
+
+    config = {"configurable": {"thread_id": "t"}}
+    ours_graph = build_nested(StateGraph, checkpointer=InMemorySaver())
+    ours = list(ours_graph.stream({"log": []}, config, stream_mode=modes, subgraphs=True))
+    theirs = list(build_nested(LGStateGraph, checkpointer=LGSaver()).stream(
+        {"log": []}, config, stream_mode=modes, subgraphs=True))
+    assert relabelled(ours) == relabelled(theirs)
+    checkpoints = [(ns, c.get("payload", c)) for ns, mode, c in ours if mode == "checkpoints"
+                   or (mode == "debug" and c["type"] == "checkpoint")]
+    assert len({ns for ns, _ in checkpoints}) == 3
+    for ns, chunk in checkpoints:
+        history = ours_graph.get_state_history(
+            {"configurable": {"thread_id": "t", "checkpoint_ns": "|".join(ns)}})
+        assert chunk["config"] in [h.config for h in history]

@@ -32,7 +32,8 @@ def _across(call: TaskCall, counts_steps: bool = True) -> TaskCall:
 def test_every_field_of_a_task_call_crosses() -> None:
     call = TaskCall(task=TASK, resume=["yes", {"k": 2}], null_resume={"n": 1},
                     nested={"sub": [1]}, context={"user": "u"}, messages=True,
-                    messages_v2=True, debug=True, checkpoint_id="c9", attempt=2,
+                    messages_v2=True, debug=True, checkpoints=True, checkpoint_id="c9",
+                    parents={"": "c1"}, attempt=2,
                     first_attempt_time=12.5, calls={}, target=["a", "b"],
                     remaining_steps=7, subgraph_checkpoints={"sub:1": "c3"},
                     durability=None)

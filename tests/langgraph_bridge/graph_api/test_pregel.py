@@ -5,9 +5,8 @@ f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f). Ported: every test that builds a
 `StateGraph` (99 of 164; `test_multiple_subgraphs_mixed_state_graph` too: its root is a
 `StateGraph` whose nodes call `@entrypoint` graphs, which stay on LangGraph), in
 upstream order; bodies and LangGraph imports as upstream (unused imports dropped,
-`tests.` helpers made relative; one `parametrize` gives a param its xfail mark). Every
-ported test passes on plain LangGraph; the ones that fail through the bridge are strict
-xfails, reasons below the imports. Not ported:
+`tests.` helpers made relative). Every ported test passes on plain LangGraph and through
+the bridge. Not ported:
 
 - functional API: `@entrypoint` builds a LangGraph `Pregel`, not a `StateGraph`, so the
   routing fixture (which patches `StateGraph.compile`) would leave it on LangGraph
@@ -143,15 +142,7 @@ pytestmark = pytest.mark.anyio
 
 logger = logging.getLogger(__name__)
 
-# graphrun: why a test fails through the bridge (strict xfail).
-DEBUG_SUBGRAPHS = (
-    "stream_mode='debug' with subgraphs=True: a subgraph's own checkpoint events are not "
-    "streamed (a subgraph node's run is not asked for 'debug' chunks, so only namespace "
-    "() has checkpoint events); and a finished "
-    "subgraph's history (get_state_history at its checkpoint_ns) names the root's latest "
-    "checkpoint in its checkpoint_map, where LangGraph names the one the subgraph's task "
-    "ran from"
-)
+
 def test_graph_validation() -> None:
     class State(TypedDict):
         hello: str
@@ -1109,10 +1100,7 @@ def test_in_one_fan_out_state_graph_waiting_edge_plus_regular(
     ]
 
 
-@pytest.mark.parametrize(
-    "with_cache",
-    [True, False],
-)
+@pytest.mark.parametrize("with_cache", [True, False])
 def test_in_one_fan_out_state_graph_waiting_edge_multiple(
     with_cache: bool, cache: BaseCache
 ) -> None:
@@ -2339,7 +2327,6 @@ def test_debug_subgraphs(
             assert stream_task.get("state") == history_task.state
 
 
-@pytest.mark.xfail(strict=True, reason=DEBUG_SUBGRAPHS)
 def test_debug_nested_subgraphs(
     sync_checkpointer: BaseCheckpointSaver, durability: Durability
 ):
