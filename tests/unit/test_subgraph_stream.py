@@ -17,18 +17,20 @@ class State(TypedDict):
     log: Annotated[list, operator.add]
 
 
+def steps(graph_cls: Any, first: str, second: str, sub: Any = None) -> Any:
+    """A builder of `first` then `second`, each logging its name, or `second` running the
+    compiled graph `sub`."""
+    b = graph_cls(State)
+    b.add_node(first, lambda s: {"log": [first]})
+    b.add_node(second, sub if sub is not None else (lambda s: {"log": [second]}))
+    b.add_edge(START, first)
+    b.add_edge(first, second)
+    return b
+
+
 def build(graph_cls: Any) -> Any:
-    inner = graph_cls(State)
-    inner.add_node("inner_1", lambda s: {"log": ["inner_1"]})
-    inner.add_node("inner_2", lambda s: {"log": ["inner_2"]})
-    inner.add_edge(START, "inner_1")
-    inner.add_edge("inner_1", "inner_2")
-    outer = graph_cls(State)
-    outer.add_node("first", lambda s: {"log": ["first"]})
-    outer.add_node("inner", inner.compile())
-    outer.add_edge(START, "first")
-    outer.add_edge("first", "inner")
-    return outer.compile()
+    return steps(graph_cls, "first", "inner",
+                 steps(graph_cls, "inner_1", "inner_2").compile()).compile()
 
 
 def names(chunks: list[Any]) -> list[Any]:
@@ -141,22 +143,9 @@ def test_stream_events_v3_scoped_by_a_configs_checkpoint_ns() -> None:
 
 def build_nested(graph_cls: Any, **compile_kw: Any) -> Any:
     """Three levels: outer -> middle (a subgraph node) -> inner (one more)."""
-    inner = graph_cls(State)
-    inner.add_node("inner_1", lambda s: {"log": ["inner_1"]})
-    inner.add_node("inner_2", lambda s: {"log": ["inner_2"]})
-    inner.add_edge(START, "inner_1")
-    inner.add_edge("inner_1", "inner_2")
-    middle = graph_cls(State)
-    middle.add_node("middle_1", lambda s: {"log": ["middle_1"]})
-    middle.add_node("inner", inner.compile())
-    middle.add_edge(START, "middle_1")
-    middle.add_edge("middle_1", "inner")
-    outer = graph_cls(State)
-    outer.add_node("first", lambda s: {"log": ["first"]})
-    outer.add_node("middle", middle.compile())
-    outer.add_edge(START, "first")
-    outer.add_edge("first", "middle")
-    return outer.compile(**compile_kw)
+    inner = steps(graph_cls, "inner_1", "inner_2").compile()
+    middle = steps(graph_cls, "middle_1", "inner", inner).compile()
+    return steps(graph_cls, "first", "middle", middle).compile(**compile_kw)
 
 
 def relabelled(chunks: Any) -> Any:
