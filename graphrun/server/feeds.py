@@ -76,18 +76,16 @@ class EventStreamRequest(BaseModel):
                 f"{', '.join(sorted(CHANNELS))}, or any `custom:<name>`.")
 
 
-async def pending_interrupts(server: Any, thread_id: str) -> list[Any]:
+async def pending_interrupts(server: Any, thread_id: str, desc: Any = None) -> list[Any]:
     """The interrupts the thread waits at (none for a thread that does not exist, or
     that the API created and that has not run yet: its record has no state)."""
-    from graphrun.client import GRAPH_NAME
-
     try:
-        desc = await describe(server.gc, thread_id)
+        desc = desc or await describe(server.gc, thread_id)
     except NotFound:
         return []
     if is_record(desc):
         return []
-    remote = server.gc.graph(desc.typed_search_attributes.get(GRAPH_NAME) or "")
+    remote = await runs.thread_graph(server, thread_id, desc)
     snap = await remote.aget_state(thread_config(thread_id))
     return [i for t in snap.tasks for i in t.interrupts]
 

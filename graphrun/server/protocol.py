@@ -60,12 +60,11 @@ from graphrun.server.feeds import (
     applied_through,
     close,
     hub,
-    matches,
     pending_interrupts,
 )
-from graphrun.server.threads import describe, is_record, thread_config
+from graphrun.server.threads import HistoryQuery, describe, is_record, thread_config
 
-__all__ = ["COMMANDS", "EventStreamRequest", "close", "dispatch", "matches", "router"]
+__all__ = ["COMMANDS", "EventStreamRequest", "close", "dispatch", "router"]
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["protocol"])
@@ -77,7 +76,6 @@ router = APIRouter(tags=["protocol"])
 # their ids and steps only (CHECKPOINT_REFS: the state is the values channel's).
 RUN_MODES = ["values", "updates", "custom", "tasks", "messages-tuple"]
 RUN_OPTIONS = {"messages_v2": True, "callbacks": "runs"}
-HISTORY_LIMIT = 10  # state.listCheckpoints without a limit, as POST /threads/{id}/history
 Answer = tuple[dict[str, Any], int]  # a command's result, and its applied_through_seq
 
 
@@ -192,12 +190,12 @@ async def _input_inject(conn: HTTPConnection, thread_id: str, params: dict[str, 
         raise ProtocolError("invalid_argument", "input.inject needs a message: {role: "
                             "'user' | 'system', content: str, name?: str}.")
     server = conn.app.state.server
-    await describe(server.gc, thread_id)  # no such thread: no_such_run
-    if paused := await pending_interrupts(server, thread_id):
+    desc = await describe(server.gc, thread_id)  # no such thread: no_such_run
+    if paused := await pending_interrupts(server, thread_id, desc):
         raise ProtocolError("invalid_argument", f"Thread {thread_id!r} waits at interrupts "
                             f"{sorted(i.id for i in paused)}: answer them with "
                             f"input.respond (a new input would drop them).")
-    assistant_id = await _thread_assistant(server, thread_id)
+    assistant_id = await _thread_assistant(server, thread_id, desc)
     assistant = await assistants.resolve(server, assistant_id)
     graph = server.graphs.get(server.servable(assistant["graph_id"]))
     if graph is not None and "messages" not in (
@@ -219,11 +217,12 @@ async def _start(conn: HTTPConnection, thread_id: str, body: runs.RunCreate,
     return {"run_id": run.run_id}, seq
 
 
-async def _thread_assistant(server: Any, thread_id: str) -> str:
-    """The assistant of the thread's last run (else its graph's)."""
-    records = await runs.run_records(server, thread_id)
+async def _thread_assistant(server: Any, thread_id: str, desc: Any = None) -> str:
+    """The assistant of the thread's last run (else its graph's); `desc`, if given, describes the
+    thread's workflow."""
+    records = await runs.run_records(server, thread_id, desc)
     return str((records[-1].get("assistant_id") if records else None) or (
-        await runs.thread_graph(server, thread_id)).name)
+        await runs.thread_graph(server, thread_id, desc)).name)
 
 
 def _root_only(params: dict[str, Any], method: str) -> None:
@@ -234,7 +233,11 @@ def _root_only(params: dict[str, Any], method: str) -> None:
 async def _state_get(conn: HTTPConnection, thread_id: str, params: dict[str, Any]
                      ) -> Answer:
     _root_only(params, "state.get")
-    remote = await runs.thread_graph(conn.app.state.server, thread_id)
+    server = conn.app.state.server
+    desc = await describe(server.gc, thread_id)
+    if is_record(desc):
+        return {"values": {}}, 0  # made by the API, not run yet (as GET .../state)
+    remote = await runs.thread_graph(server, thread_id, desc)
     snap = await remote.aget_state(thread_config(thread_id))
     values = shapes.jsonable(dict(snap.values or {}))
     keys = params.get("keys")
@@ -251,7 +254,8 @@ async def _list_checkpoints(conn: HTTPConnection, thread_id: str, params: dict[s
     """The thread's checkpoints, newest first: CheckpointSummary {id, timestamp, step,
     node_name (the node whose writes made a loop step's), metadata}."""
     _root_only(params, "state.listCheckpoints")
-    limit, before = params.get("limit", HISTORY_LIMIT), params.get("before")
+    # without a limit, as many as POST /threads/{id}/history gives
+    limit, before = params.get("limit", HistoryQuery().limit), params.get("before")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ProtocolError("invalid_argument", "state.listCheckpoints: limit must be a "
                             "positive integer.")
@@ -259,9 +263,10 @@ async def _list_checkpoints(conn: HTTPConnection, thread_id: str, params: dict[s
         raise ProtocolError("invalid_argument", "state.listCheckpoints: before must be a "
                             "checkpoint id.")
     server = conn.app.state.server
-    if is_record(await describe(server.gc, thread_id)):
+    desc = await describe(server.gc, thread_id)
+    if is_record(desc):
         return {"checkpoints": []}, 0  # made by the API, not run yet
-    remote = await runs.thread_graph(server, thread_id)
+    remote = await runs.thread_graph(server, thread_id, desc)
     if before is not None:
         await _checkpoint(remote, thread_id, before)
     snaps = [s async for s in remote.aget_state_history(  # one more: the last one's parent
@@ -291,11 +296,13 @@ async def _state_fork(conn: HTTPConnection, thread_id: str, params: dict[str, An
     if config is not None and not isinstance(config, dict):
         raise ProtocolError("invalid_argument", "state.fork: config must be an object.")
     server = conn.app.state.server
-    if is_record(await describe(server.gc, thread_id)):
+    desc = await describe(server.gc, thread_id)
+    if is_record(desc):
         raise ProtocolError("no_such_checkpoint", f"Thread {thread_id!r} has no "
                             f"checkpoint {checkpoint_id!r:.80}: it has not run yet.")
-    await _checkpoint(await runs.thread_graph(server, thread_id), thread_id, checkpoint_id)
-    assistant_id = await _thread_assistant(server, thread_id)
+    await _checkpoint(await runs.thread_graph(server, thread_id, desc), thread_id,
+                      checkpoint_id)
+    assistant_id = await _thread_assistant(server, thread_id, desc)
     body = runs.RunCreate(assistant_id=assistant_id, input=params.get("input"),
                           config=config, checkpoint_id=checkpoint_id, stream_mode=RUN_MODES)
     started, seq = await _start(conn, thread_id, body,

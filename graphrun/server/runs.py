@@ -294,9 +294,9 @@ def _events(server: Any, thread_id: str, run_id: str, remote: Any, modes: list[s
                       from_offset=from_offset, ids=ids, graph=remote.name, input=input)
 
 
-async def run_records(server: Any, thread_id: str) -> list[dict[str, Any]]:
+async def run_records(server: Any, thread_id: str, desc: Any = None) -> list[dict[str, Any]]:
     """The thread's run records: from its workflow, or from its last run's result."""
-    desc = await describe(server.gc, thread_id)
+    desc = desc or await describe(server.gc, thread_id)
     handle = server.gc.client.get_workflow_handle(server.gc.workflow_id(thread_id),
                                                   result_type=ThreadResult)
     if desc.workflow_type != "GraphWorkflow":
@@ -507,10 +507,11 @@ async def join(thread_id: str, run_id: str, request: Request) -> Response:
     return JSONResponse(_output(result, remote))
 
 
-async def thread_graph(server: Any, thread_id: str) -> Any:
+async def thread_graph(server: Any, thread_id: str, desc: Any = None) -> Any:
+    """The thread's graph, by its workflow's description (`desc`, when one is at hand)."""
     from graphrun.client import GRAPH_NAME
 
-    desc = await describe(server.gc, thread_id)
+    desc = desc or await describe(server.gc, thread_id)
     return server.gc.graph(desc.typed_search_attributes.get(GRAPH_NAME) or "")
 
 

@@ -145,6 +145,19 @@ async def test_list_checkpoints_refusals(api_url: str) -> None:
     assert missing["error"] == "no_such_run"
 
 
+async def test_a_thread_not_run_yet_reads_empty(api_url: str) -> None:
+    # Made by POST /threads, never run: state.get answers as GET /threads/{id}/state.
+    async with httpx.AsyncClient(base_url=api_url) as http:
+        r = await http.post("/threads", json={})
+        r.raise_for_status()
+        tid = r.json()["thread_id"]
+    assert (await _state(api_url, tid))["values"] == {}
+    answer = await _command(api_url, tid, "state.get", {})
+    assert answer["type"] == "success" and answer["result"] == {"values": {}}, answer
+    listed = await _command(api_url, tid, "state.listCheckpoints", {})
+    assert listed["result"] == {"checkpoints": []}, listed
+
+
 # -- state.fork -----------------------------------------------------------------------
 async def test_fork_runs_again_from_a_checkpoint(api_url: str) -> None:
     tid, events = await _purchase(api_url)
