@@ -108,8 +108,12 @@ class Thread:
             f"thread '{self.thread_id}' has no checkpoint {checkpoint!r}. Use an id from "
             f"get_state_history().")
 
+    def next_id(self) -> str:
+        """The id of the checkpoint `append` makes next."""
+        return checkpoint_id(self.thread_id, self.seq, self.life)
+
     def append(self, make: Callable[[str], Checkpoint]) -> Checkpoint:
-        ckpt = make(checkpoint_id(self.thread_id, self.seq, self.life))
+        ckpt = make(self.next_id())
         self.seq += 1
         self.checkpoints.append(ckpt)
         if self.max_history and len(self.checkpoints) > self.max_history:

@@ -85,17 +85,17 @@ class BridgedGraph(CompiledStateGraph):
 
     def _execute(self, call: Any, run: Any, config: Any, *args: Any, **kwargs: Any) -> Any:
         result = super()._execute(call, run, config, *args, **kwargs)
-        self._task_done(call, run, config, result)
+        self._task_done(call, run, result)
         return result
 
     async def _aexecute(self, call: Any, run: Any, config: Any, *args: Any, **kwargs: Any
                         ) -> Any:
         result = await super()._aexecute(call, run, config, *args, **kwargs)
-        await self._off_loop(self._task_done, call, run, config, result)
+        await self._off_loop(self._task_done, call, run, result)
         return result
 
     @staticmethod
-    def _task_done(call: Any, run: Any, config: Any, result: Any) -> None:
+    def _task_done(call: Any, run: Any, result: Any) -> None:
         if (ledger := saved(run.thread)) is not None:
             ledger.task_done(call, result)
 
@@ -103,7 +103,8 @@ class BridgedGraph(CompiledStateGraph):
         ledger = saved(run.thread)
         try:
             for events in super()._steps(run, *args, **kwargs):
-                _save_step(ledger, run)
+                if ledger is not None and _saves_steps(run):
+                    ledger.sync(run.thread)
                 yield events
         finally:
             if ledger is not None:
@@ -113,7 +114,8 @@ class BridgedGraph(CompiledStateGraph):
         ledger = saved(run.thread)
         try:
             async for events in super()._asteps(run, *args, **kwargs):
-                await self._off_loop(_save_step, ledger, run)
+                if ledger is not None and _saves_steps(run):
+                    await self._off_loop(ledger.sync, run.thread)
                 yield events
         finally:
             if ledger is not None:
@@ -121,9 +123,11 @@ class BridgedGraph(CompiledStateGraph):
 
     def _update(self, config: Any, apply: Any) -> Any:
         out = super()._update(config, apply)
-        thread = self._thread(config)
-        if (ledger := saved(thread)) is not None:
-            ledger.sync(thread)
+        # The thread the update was applied to (read once, by super()._update).
+        thread = (self.checkpointer.cached(str(config["configurable"]["thread_id"]))
+                  if isinstance(self.checkpointer, LangGraphSaver) else None)
+        if thread is not None:
+            thread.ledger.sync(thread)
         return out
 
     def invoke(self, *args: Any, **kwargs: Any) -> Any:
@@ -168,11 +172,10 @@ class BridgedGraph(CompiledStateGraph):
         return await self._off_loop(self.bulk_update_state, config, supersteps)
 
 
-def _save_step(ledger: Any, run: Any) -> None:
-    """Between steps, what the step made goes to the saver (at the run's end only, with
-    durability="exit")."""
-    if ledger is not None and run.options.durability != "exit":
-        ledger.sync(run.thread)
+def _saves_steps(run: Any) -> bool:
+    """Whether what a step made goes to the saver between steps (with durability="exit",
+    at the run's end only)."""
+    return bool(run.options.durability != "exit")
 
 
 def _checkpointer(saver: Any) -> Any:

@@ -24,7 +24,7 @@ import ast
 import inspect
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langgraph import types as lg_types
@@ -62,13 +62,8 @@ class SavedThread(Thread):
 
     ledger: Ledger
 
-    def append(self, make: Callable[[str], Checkpoint]) -> Checkpoint:
-        ckpt = make(str(uuid6(clock_seq=self.seq)))
-        self.seq += 1
-        self.checkpoints.append(ckpt)
-        if self.max_history and len(self.checkpoints) > self.max_history:
-            del self.checkpoints[: len(self.checkpoints) - self.max_history]
-        return ckpt
+    def next_id(self) -> str:
+        return str(uuid6(clock_seq=self.seq))
 
 
 class LangGraphSaver:
@@ -83,7 +78,7 @@ class LangGraphSaver:
     def thread(self, thread_id: str) -> SavedThread:
         """The thread as the saver has it: the one in memory while the saver's latest
         checkpoint is the last one put from here, else read back."""
-        head = self.saver.get_tuple(_config(thread_id, ""))
+        head = self.saver.get_tuple(_config(thread_id))
         head_id = head.config["configurable"]["checkpoint_id"] if head else None
         cached = self._threads.get(thread_id)
         if cached is not None and cached.ledger.head_id == head_id:
@@ -92,6 +87,10 @@ class LangGraphSaver:
                   else _new(self.saver, thread_id, self.spec))
         self._threads[thread_id] = thread
         return thread
+
+    def cached(self, thread_id: str) -> SavedThread | None:
+        """The thread as `thread` last gave it, without asking the saver."""
+        return self._threads.get(thread_id)
 
     def delete_thread(self, thread_id: str) -> None:
         self.saver.delete_thread(thread_id)
@@ -126,6 +125,7 @@ class Ledger:
         self.read_versions: dict[tuple[str, str, int], Any] = {}
         self.versions: dict[int, Any] = {}
         self.synced: str | None = None  # the root's last checkpoint at the last sync
+        self.untracked: dict[str, frozenset[str]] = {}  # by namespace (_untracked)
         self.lock = threading.RLock()
 
     # -- writing ----------------------------------------------------------------
@@ -143,18 +143,21 @@ class Ledger:
         and the subgraphs' threads under their namespaces."""
         with self.lock:
             # Only the last checkpoint synced and the ones after it can have changed.
-            ids = [c.id for c in thread.checkpoints]
-            start = ids.index(self.synced) if self.synced in ids else 0
-            self._sync(thread, "", {}, None, start)
-            self.synced = ids[-1] if ids else None
+            checkpoints = thread.checkpoints
+            start = _index_from_end(checkpoints, self.synced)
+            self._sync(thread, "", {}, None, set(), start or 0)
+            self.synced = checkpoints[-1].id if checkpoints else None
 
     def _sync(self, thread: Thread, ns: str, parents: dict[str, str], key: str | None,
-              start: int = 0) -> None:
+              seen: set[int], start: int = 0) -> None:
+        """`seen`: the nested threads this sync went through already (a subgraph's thread
+        is named by each checkpoint after the one that made it)."""
         recent = thread.checkpoints[start:]
-        by_id = {c.id: c for c in thread.checkpoints}
         for c in recent:
             if (ns, c.id) not in self.put:
-                self._put(ns, c, by_id.get(c.parent_id or ""), parents, key)
+                at = _index_from_end(thread.checkpoints, c.parent_id)
+                self._put(ns, c, None if at is None else thread.checkpoints[at], parents,
+                          key)
         for c in recent:
             for task_id, p in c.pending.items():
                 self._write(ns, c.id, task_id, _pending_writes(p))
@@ -165,21 +168,23 @@ class Ledger:
             ran_from = {**parents, ns: c.parent_id or c.id}
             here = {**parents, ns: c.id}
             for threads in c.finished.values():
-                self._nested(threads, ran_from)
+                self._nested(threads, ran_from, seen)
             for p in c.pending.values():
-                self._nested(p.nested, here)
-            self._nested(c.subgraphs, here)
+                self._nested(p.nested, here, seen)
+            self._nested(c.subgraphs, here, seen)
 
-    def _nested(self, threads: Mapping[str, Any], parents: dict[str, str]) -> None:
+    def _nested(self, threads: Mapping[str, Any], parents: dict[str, str],
+                seen: set[int]) -> None:
         for key, t in threads.items():
             ns = _nested_ns(t, key) if isinstance(t, Thread) else None
-            if ns is not None:
-                self._sync(t, ns, parents, key)
+            if ns is not None and id(t) not in seen:
+                seen.add(id(t))
+                self._sync(t, ns, parents, key, seen)
 
     def _put(self, ns: str, c: Checkpoint, parent: Checkpoint | None,
              parents: Mapping[str, str], key: str | None) -> None:
         versions = {ch: self._version(ns, ch, v) for ch, v in c.channel_versions.items()}
-        untracked = _untracked(_spec_at(self.spec, ns))
+        untracked = self._untracked(ns)
         values = {ch: _tracked(to_langgraph(v), untracked) if ch == TASKS else to_langgraph(v)
                   for ch, v in c.channel_values.items()
                   if ch in versions and ch not in untracked}
@@ -213,7 +218,7 @@ class Ledger:
         if self.written.get((ns, checkpoint_id, task_id)) == sig or (
                 ns, checkpoint_id) not in self.put:
             return
-        untracked = _untracked(_spec_at(self.spec, ns))
+        untracked = self._untracked(ns)
         if untracked:  # LangGraph keeps no UntrackedValue, in a Send's argument neither
             writes = [(c, _tracked(v, untracked) if c == TASKS else v) for c, v in writes
                       if c not in untracked]
@@ -223,6 +228,12 @@ class Ledger:
         else:
             self.saver.put_writes(target, writes, task_id)
         self.written[(ns, checkpoint_id, task_id)] = sig
+
+    def _untracked(self, ns: str) -> frozenset[str]:
+        """The UntrackedValue channels of the graph at `ns` (LangGraph saves none)."""
+        if ns not in self.untracked:
+            self.untracked[ns] = _untracked(_spec_at(self.spec, ns))
+        return self.untracked[ns]
 
     def _target(self, ns: str, checkpoint_id: str | None) -> dict[str, Any]:
         """The config a put goes with: the call's own keys (LangGraph's savers copy them
@@ -475,8 +486,17 @@ def _number(v: Any) -> int:
     return int(v.split(".")[0]) if isinstance(v, str) else int(v)
 
 
-def _config(thread_id: str, ns: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+def _index_from_end(checkpoints: list[Checkpoint], checkpoint_id: str | None) -> int | None:
+    """Where checkpoint `checkpoint_id` is, looked for from the newest (a parent, or the
+    last one synced, is almost always among the last few)."""
+    for i in range(len(checkpoints) - 1, -1, -1):
+        if checkpoints[i].id == checkpoint_id:
+            return i
+    return None
+
+
+def _config(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
 
 
 __all__ = ["LangGraphSaver", "Ledger", "SavedThread", "saved"]
