@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 from uuid import UUID
@@ -159,16 +159,30 @@ def _with_node_finished(config: dict[str, Any]) -> dict[str, Any]:
         return config
     configurable = {k: v for k, v in configurable.items() if k != NODE_FINISHED}
     callbacks = config.get("callbacks")
-    held = callbacks if isinstance(callbacks, list) else getattr(callbacks, "handlers", [])
-    if any(isinstance(h, _NodeFinished) and h.finished == finished for h in held):
+    if any(isinstance(h, _NodeFinished) and h.finished == finished
+           for h in handlers_of(callbacks)):
         return {**config, "configurable": configurable}  # a subgraph's: told already
-    handler = _NodeFinished(finished)
+    return {**config, "callbacks": with_handlers(callbacks, [_NodeFinished(finished)]),
+            "configurable": configurable}
+
+
+def handlers_of(callbacks: Any) -> list[Any]:
+    """The handlers of a config's `callbacks`: a list of them, or a callback manager."""
+    handlers = callbacks if isinstance(callbacks, list) else getattr(callbacks, "handlers", [])
+    return list(handlers or [])
+
+
+def with_handlers(callbacks: Any, add: Sequence[Any], drop: Sequence[Any] = ()) -> Any:
+    """A config's `callbacks` (a list, a manager or None) with `add` and without `drop`,
+    leaving the given one as it was."""
     if callbacks is None or isinstance(callbacks, list):
-        callbacks = [*(callbacks or ()), handler]
-    else:  # a callback manager
-        callbacks = callbacks.copy()
-        callbacks.add_handler(handler, inherit=True)
-    return {**config, "callbacks": callbacks, "configurable": configurable}
+        return [*(h for h in callbacks or [] if h not in drop), *add]
+    manager = callbacks.copy()
+    for h in drop:
+        manager.remove_handler(h)
+    for h in add:
+        manager.add_handler(h, inherit=True)
+    return manager
 
 
 def _is_graph_handler(handler: Any) -> bool:

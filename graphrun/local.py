@@ -26,7 +26,7 @@ from graphrun import cache as caching
 from graphrun import callbacks as tracing
 from graphrun import engine, state
 from graphrun.channels import MISSING
-from graphrun.checkpoint import STATEFUL, Checkpoint
+from graphrun.checkpoint import STATEFUL, Checkpoint, checkpoint_config
 from graphrun.engine import Run, RunOptions, TaskCall, TaskResult, Thread
 from graphrun.errors import GraphDrained, GraphInterrupt
 from graphrun.limits import alimited, limited, slots_for, timed_out
@@ -694,7 +694,7 @@ class CompiledStateGraph(RunnableGraph):
         # A subgraph that ran to its end before its task paused is read back, not run
         # again; only a paused one takes the task's answer.
         resuming = saved is not None and (paused or not stateful)
-        asked = frozenset([stream_mode] if isinstance(stream_mode, str) else stream_mode)
+        asked = _modes(stream_mode)
         run = Run(self.spec, thread, None if resuming else input, clock=_now,
                   options=RunOptions(
                       checkpoint=pinned, subgraph_checkpoints=ctx.call.subgraph_checkpoints,
@@ -806,7 +806,7 @@ class CompiledStateGraph(RunnableGraph):
             spec, thread, at, ns, parents = state.locate(self.spec, root,
                                                          config.get("configurable") or {})
             ckpt = apply(spec, thread, at.id if at is not None else None)
-        return state.checkpoint_config(root.thread_id, ns, ckpt.id, parents)
+        return checkpoint_config(root.thread_id, ns, ckpt.id, parents)
 
     async def aupdate_state(self, config: Mapping[str, Any], values: Any,
                             as_node: str | None = None) -> dict[str, Any]:

@@ -59,7 +59,6 @@ class Packer:
     """Makes a task attempt's events compact (see the module docstring)."""
 
     def __init__(self, task: Any = None, attempt: int = 1) -> None:
-        self.attempt = attempt
         self.run_id = task_run_id(task.id, attempt) if task is not None else None
         self.metadata = (task_metadata(task.name, task.step, task.path, task.triggers,
                                        task.ns) if task is not None else None)

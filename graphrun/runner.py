@@ -766,9 +766,9 @@ def _tools_handler(ctx: TaskContext) -> list[Any]:
 
 def _inherited(ctx: TaskContext) -> list[Any]:
     """The callback handlers the task's config came with."""
-    callbacks = ctx.config.get("callbacks")
-    handlers = callbacks if isinstance(callbacks, list) else getattr(callbacks, "handlers", [])
-    return list(handlers or [])
+    from graphrun.callbacks import handlers_of
+
+    return handlers_of(ctx.config.get("callbacks"))
 
 
 def _install(ctx: TaskContext, handlers: list[Any]) -> None:
@@ -779,18 +779,10 @@ def _install(ctx: TaskContext, handlers: list[Any]) -> None:
 
     kinds = tuple(StreamMessages if isinstance(h, StreamMessages) else type(h)
                   for h in handlers)
+    from graphrun.callbacks import with_handlers
+
     outer = [h for h in _inherited(ctx) if isinstance(h, kinds)]
-    callbacks = ctx.config.get("callbacks")
-    if callbacks is None or isinstance(callbacks, list):
-        ctx.config["callbacks"] = [*(h for h in callbacks or [] if h not in outer),
-                                   *handlers]
-        return
-    manager = callbacks.copy()  # a callback manager (a traced task's): a copy with them
-    for h in outer:
-        manager.remove_handler(h)
-    for h in handlers:
-        manager.add_handler(h, inherit=True)
-    ctx.config["callbacks"] = manager
+    ctx.config["callbacks"] = with_handlers(ctx.config.get("callbacks"), handlers, outer)
 
 
 def _entered(manager: contextlib.AbstractContextManager[Any]) -> Callable[[], None]:

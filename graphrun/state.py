@@ -6,8 +6,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from graphrun.checkpoint import STATEFUL, Checkpoint, Task, Thread, Write
-from graphrun.checkpoint import checkpoint_config as checkpoint_config  # the drivers' name
+from graphrun.checkpoint import STATEFUL, Checkpoint, Task, Thread, Write, checkpoint_config
 from graphrun.engine import (
     apply_writes,
     prepare_tasks,

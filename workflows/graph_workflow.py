@@ -36,6 +36,7 @@ from .visibility import Visibility
 
 with workflow.unsafe.imports_passed_through():
     from graphrun import engine, lifetime, registry, serde, state
+    from graphrun.checkpoint import checkpoint_config
     from graphrun.errors import (
         GraphNotFoundError,
         GraphrunError,
@@ -433,7 +434,7 @@ class GraphWorkflow(MetadataUpdate):
                 last = (await self._updates.update(decoded, req.as_node, at_id, target)).id
             self._visibility.publish_details()
             self._changed()
-            return state.checkpoint_config(self._state.thread.thread_id, ns, last, parents)
+            return checkpoint_config(self._state.thread.thread_id, ns, last, parents)
 
     @update_subgraph_state.validator
     def _validate_update_subgraph_state(self, req: SubgraphUpdate) -> None:

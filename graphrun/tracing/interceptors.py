@@ -434,23 +434,17 @@ def _plain(v: Any) -> Any:
     return {k: _plain(x) for k, x in v.items() if k != TAG}
 
 
-def _trace_policy(graph: str, node: str) -> Any:
-    """Node `node`'s TracePolicy in the graph this worker serves as `graph`, or None."""
-    served = registry.find(graph)
-    spec_node = getattr(getattr(served, "spec", None), "nodes", {}).get(node)
-    return getattr(spec_node, "trace_policy", None)
-
-
 def _processed(graph: str, node: str, which: str, typed: Any) -> tuple[bool, Any]:
-    """(True, what the node's TracePolicy records for `typed`, as plain JSON), or (False,
-    None) without a processor. As in-process, the processor gets the value itself, of
-    the graph's classes (here on the sending thread, never the workflow's)."""
-    process = getattr(_trace_policy(graph, node), which, None)
-    if process is None:
+    """(True, what node `node`'s TracePolicy records for `typed`, as plain JSON), or
+    (False, None) without a processor. As in-process, the processor gets the value
+    itself, of the graph's classes (here on the sending thread, never the workflow's)."""
+    spec = getattr(registry.find(graph), "spec", None)  # the graph this worker serves
+    policy = getattr(getattr(spec, "nodes", {}).get(node), "trace_policy", None)
+    process = getattr(policy, which, None)
+    if spec is None or process is None:
         return False, None
     from graphrun import callbacks, serde
 
-    spec = registry.find(graph).spec
     value = (serde.loads(typed, spec.types) if which == "process_inputs" else
              {str(c): serde.loads(v, spec.types) for c, v in typed if c in spec.state_keys})
     return True, _plain(serde.dumps(callbacks.recorded(value, process)))
